@@ -1,0 +1,173 @@
+"""Saving runs: a folder per run, written whole or not at all, with a manifest that pins it.
+
+A run folder is the unit of evidence in this course. Every loop (evaluation, selection, the
+learning toys) turns its result into a dict `{file name: bytes}`; this module writes that dict
+as a folder under `runs/`:
+
+- atomically: into a hidden temporary sibling first, then one `rename`, so an interrupted run
+  leaves nothing behind and a reader never sees half a folder;
+- never over an existing run: measurements are not edited after the fact;
+- reproducibly: JSON is written with a fixed layout, and no wall-clock time is recorded unless
+  `SOURCE_DATE_EPOCH` says which time to write.
+
+The manifest records what a later comparison needs to know: scorer version, inputs with their
+sha256, prompt version, sampling settings, seed, the config, and the one change versus the
+previous run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from course import __version__
+from course.data import REPO_ROOT, display_path, sha256_file
+from course.scorer import SCORER_VERSION
+
+RUNS_DIR = REPO_ROOT / "runs"
+
+RunFiles = dict[str, bytes]
+"""A run before it is written: relative file name -> exact bytes."""
+
+
+class RunError(RuntimeError):
+    """A run cannot be written, read or compared; the message says which and why."""
+
+
+def json_bytes(obj: Any) -> bytes:
+    """The one JSON layout for artifacts: 2-space indent, UTF-8, keys in insertion order."""
+    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def jsonl_bytes(records: list[Mapping[str, Any]]) -> bytes:
+    """One compact JSON object per line, UTF-8, with a final newline."""
+    lines = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) for record in records)
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def git_commit() -> str | None:
+    """The current commit of the repository, with `+dirty` if files differ; None outside git."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit + ("+dirty" if dirty.strip() else "")
+
+
+def created_at() -> str | None:
+    """The time to record, from `SOURCE_DATE_EPOCH` only (reproducible builds); else None."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        return None
+    return datetime.fromtimestamp(int(epoch), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def manifest(*, kind: str, note: str, config: Mapping[str, Any],
+             inputs: Mapping[str, Path] | None = None, seed: int | None = None,
+             prompt_version: str | None = None, sampling: Mapping[str, Any] | None = None,
+             record_git: bool = True) -> dict[str, Any]:
+    """Build a run manifest.
+
+    Args:
+        kind: which loop or toy made the run (`"eval"`, `"selection"`, `"bandit"`, ...).
+        note: the one change versus the previous run, in a sentence. Required: a run without it
+            cannot be placed in the experiment log.
+        config: the full configuration that produced the run (JSON-serialisable).
+        inputs: named input files; each is recorded with its repository path and sha256.
+        seed: the random seed, for runs that sample.
+        prompt_version: the version of the prompt template behind the completions.
+        sampling: the sampling settings behind the completions (temperature, top_p, N, ...).
+        record_git: record the git commit. Canonical runs set this to False: a committed
+            artifact cannot contain the commit that contains it, so they are pinned by content
+            (input hashes, scorer version, config) instead.
+    """
+    if not note or not note.strip():
+        raise RunError("a run needs a note: the one change versus the previous run")
+    record: dict[str, Any] = {
+        "kind": kind,
+        "note": note.strip(),
+        "scorer_version": SCORER_VERSION,
+        "course_version": __version__,
+        "inputs": {name: {"path": display_path(path), "sha256": sha256_file(path)}
+                   for name, path in (inputs or {}).items()},
+        "prompt_version": prompt_version,
+        "sampling": dict(sampling) if sampling is not None else None,
+        "seed": seed,
+        "config": dict(config),
+        "git_commit": git_commit() if record_git else None,
+    }
+    if (when := created_at()) is not None:
+        record["created"] = when
+    return record
+
+
+def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
+    """Write `files` as the run folder `path`, atomically; refuse to overwrite.
+
+    The folder appears complete or not at all: files go to a temporary sibling, which is then
+    renamed into place. If anything fails before the rename, the temporary folder is removed.
+    """
+    path = Path(path)
+    if path.exists():
+        raise RunError(f"{display_path(path)} already exists: runs are never overwritten; "
+                       "choose a new run folder (for example the next run_00N)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.partial-", dir=path.parent))
+    try:
+        for name, content in files.items():
+            target = staging / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        os.rename(staging, path)  # atomic on one filesystem; fails if `path` appeared meanwhile
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return path
+
+
+def read_files(path: Path | str) -> RunFiles:
+    """Every file of a run folder as bytes, keyed by its posix path inside the folder."""
+    root = Path(path)
+    if not root.is_dir():
+        raise RunError(f"{display_path(root)} is not a run folder")
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def read_json(path: Path | str, name: str) -> dict[str, Any]:
+    """Read `name` (for example `manifest.json`) from the run folder `path`."""
+    file = Path(path) / name
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{display_path(file)} is missing: is {display_path(Path(path))} "
+                       "a run folder?") from None
+    except json.JSONDecodeError as err:
+        raise RunError(f"{display_path(file)}:{err.lineno}: invalid JSON: {err.msg}") from None
+
+
+def diff_files(expected: RunFiles, actual: RunFiles) -> list[str]:
+    """Human-readable differences between two runs' files; empty when byte-identical."""
+    problems = []
+    for name in sorted(expected.keys() | actual.keys()):
+        if name not in actual:
+            problems.append(f"{name}: missing from the regenerated run")
+        elif name not in expected:
+            problems.append(f"{name}: regenerated but not committed")
+        elif expected[name] != actual[name]:
+            a, b = expected[name], actual[name]
+            first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                         min(len(a), len(b)))
+            problems.append(f"{name}: differs from byte {first} "
+                            f"(committed {len(a)} bytes, regenerated {len(b)} bytes)")
+    return problems

@@ -1,0 +1,291 @@
+"""The measurement instrument: a strict, deterministic verifier for `Final: <int>` answers.
+
+Everything in the course goes through one signature::
+
+    score(example, completion) -> {"reward": float, "details": dict}
+
+`example` is one dataset record (`prompt`, `expected_answer`, optional `id`); `completion` is the
+text the policy produced. The scorer never solves the problem: it parses the completion and
+compares the parsed integer with `expected_answer`.
+
+Spec v1 (`SCORER_VERSION`), read top to bottom as the checks run:
+
+1. The completion is a `str`.                       else `not_a_string`
+2. Surrounding ASCII whitespace is trimmed; something is left.   else `empty`
+3. What is left is one line (no line break of any kind).         else `multiple_lines`
+4. Every character is ASCII.                                     else `non_ascii_character`
+5. The line starts with `Final:` (case-sensitive).               else `no_final_prefix`
+6. Exactly one ASCII space separates `Final:` from the answer.   else `bad_separator`
+7. The answer is an optional sign and ASCII digits, nothing else. else `not_an_integer`
+8. The integer is written canonically: no `+`, no leading zeros, no `-0`.
+                                                                 else `non_canonical_integer`
+9. It has at most `MAX_DIGITS` digits.                           else `integer_too_long`
+10. It equals `expected_answer`.                                 else `wrong_answer`
+
+Reward is 1.0 exactly when every check passes (code `correct`), otherwise 0.0. There is no partial
+credit. The reason for each decision is recorded in `SPEC_DECISIONS` and tested case by case in
+`tests/test_scorer_spec.py`.
+
+The contract: deterministic (no randomness, clocks or I/O), total (any `completion` value gets a
+result, never an exception), explainable (`details` names the code and the ordered checks),
+fast (one precompiled regex on the happy path; linear time on any input), versioned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final, TypedDict
+
+SCORER_VERSION: Final = "strict-v1"
+"""Bumped whenever any decision below changes: a new version is a new measurement instrument."""
+
+MAX_DIGITS: Final = 640
+"""Longest accepted integer, in digits. 640 is the smallest value CPython allows for its
+`int()` digit limit (`sys.set_int_max_str_digits`), so conversion can never raise, whatever the
+interpreter's setting. No answer in this course is anywhere near that long."""
+
+PREFIX: Final = "Final:"
+ASCII_WHITESPACE: Final = " \t\n\r\f\v"
+
+# Characters that `str.splitlines()` treats as a line boundary. Any of them makes two lines.
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# The whole happy path in one regex: `Final: ` then a canonical ASCII integer, nothing else.
+_CANONICAL_LINE = re.compile(rf"Final: (0|-?[1-9][0-9]{{0,{MAX_DIGITS - 1}}})")
+
+CHECKS: Final = (
+    "is_string",
+    "non_empty",
+    "single_line",
+    "ascii_only",
+    "final_prefix",
+    "single_space",
+    "integer_syntax",
+    "canonical_integer",
+    "digit_limit",
+    "matches_expected",
+)
+"""The checks, in the order they run. `details["checks"]` lists them up to the first failure."""
+
+CODES: Final = {
+    "correct": "Every check passed: one line `Final: <int>` whose integer equals the answer.",
+    "wrong_answer": "Well-formed answer, but the integer differs from expected_answer.",
+    "not_a_string": "The completion is not a str (None, bytes, a number, ...).",
+    "empty": "Nothing is left after trimming surrounding whitespace.",
+    "multiple_lines": "The trimmed completion contains a line break: only one line is allowed.",
+    "non_ascii_character": "A non-ASCII character (lookalike minus, NBSP, zero-width space, "
+    "non-ASCII digit, ...) appears in the line.",
+    "no_final_prefix": "The line does not start with `Final:` (case-sensitive).",
+    "bad_separator": "`Final:` must be followed by exactly one ASCII space, then the answer.",
+    "not_an_integer": "The answer is not an optional sign followed by ASCII digits only "
+    "(trailing text, punctuation, `_`, `,`, `.`, ...).",
+    "non_canonical_integer": "The integer is not written canonically "
+    "(a `+` sign, leading zeros, `-0`).",
+    "integer_too_long": f"The integer has more than {MAX_DIGITS} digits.",
+    "invalid_example": "The example has no int `expected_answer`: a dataset bug, not a model one.",
+}
+"""The closed set of `details["code"]` values, with what each one means."""
+
+# Which check fails produces which code (the two extra codes, `correct` and `invalid_example`,
+# are outcomes rather than failed checks).
+_CODE_OF_CHECK: Final = {
+    "is_string": "not_a_string",
+    "non_empty": "empty",
+    "single_line": "multiple_lines",
+    "ascii_only": "non_ascii_character",
+    "final_prefix": "no_final_prefix",
+    "single_space": "bad_separator",
+    "integer_syntax": "not_an_integer",
+    "canonical_integer": "non_canonical_integer",
+    "digit_limit": "integer_too_long",
+    "matches_expected": "wrong_answer",
+}
+
+SPEC_DECISIONS: Final = (
+    # (case, completion, expected code, reason)
+    ("canonical answer", "Final: 323", "correct", "The one in-spec spelling."),
+    ("trailing newline", "Final: 323\n", "correct",
+     "Generators often end with a newline; it is surrounding whitespace, trimmed."),
+    ("CRLF line ending", "Final: 323\r\n", "correct",
+     "A Windows line ending is still surrounding whitespace."),
+    ("surrounding spaces", "  Final: 323  ", "correct", "Trimming is the one normalisation."),
+    ("negative answer", "Final: -42", "correct", "An ASCII hyphen-minus is part of an integer."),
+    ("zero", "Final: 0", "correct", "Zero is written `0`."),
+    ("leading zeros", "Final: 0323", "non_canonical_integer",
+     "One spelling per number keeps string and number equality the same thing."),
+    ("plus sign", "Final: +323", "non_canonical_integer", "Canonical integers carry no `+`."),
+    ("negative zero", "Final: -0", "non_canonical_integer", "Zero has one spelling: `0`."),
+    ("Unicode minus", "Final: \u2212323", "non_ascii_character",
+     "U+2212 looks like `-` but is another character; the spec's alphabet is ASCII."),
+    ("non-breaking space", "Final:\u00a0323", "non_ascii_character",
+     "NBSP looks like a space; accepting lookalikes widens the spec silently."),
+    ("zero-width space", "Final: 3\u200b23", "non_ascii_character",
+     "Invisible characters are a classic way to smuggle text past a reader."),
+    ("Arabic-Indic digits", "Final: \u0663\u0662\u0663", "non_ascii_character",
+     "`int()` and `\\d` accept them; the spec says ASCII digits."),
+    ("fullwidth digits", "Final: \uff13\uff12\uff13", "non_ascii_character",
+     "`int()` accepts them too; same reason."),
+    ("double space", "Final:  323", "bad_separator", "The format has exactly one space."),
+    ("no space", "Final:323", "bad_separator", "The format has exactly one space."),
+    ("tab separator", "Final:\t323", "bad_separator", "A tab is not the specified space."),
+    ("underscore digits", "Final: 3_23", "not_an_integer",
+     "`int()` accepts `3_23`; the spec does not accept digit separators."),
+    ("thousands comma", "Final: 3,230", "not_an_integer", "No digit grouping in the spec."),
+    ("trailing period", "Final: 323.", "not_an_integer", "No trailing punctuation."),
+    ("trailing text", "Final: 323 apples", "not_an_integer", "No units or words after the answer."),
+    ("lowercase prefix", "final: 323", "no_final_prefix", "The prefix is case-sensitive."),
+    ("bare number", "323", "no_final_prefix", "Format failure: the prefix is required."),
+    ("sentence", "The answer is 323.", "no_final_prefix", "Extra text instead of the format."),
+    ("markdown bold", "**Final: 323**", "no_final_prefix",
+     "Markdown around the line is not the line."),
+    ("inline code", "`Final: 323`", "no_final_prefix", "Backticks are not part of the format."),
+    ("reasoning then answer", "17*19 = 323\nFinal: 323", "multiple_lines",
+     "Exactly one line: no visible reasoning in this task."),
+    ("repeated Final lines", "Final: 323\nFinal: 324", "multiple_lines",
+     "Answer laundering: several answers hedge the bet."),
+    ("newline after prefix", "Final:\n323", "multiple_lines", "The answer must be on the line."),
+    ("Unicode line separator", "Final: 1\u2028Final: 323", "multiple_lines",
+     "U+2028 splits lines for `str.splitlines()`, so it counts as a break."),
+    ("too many digits", "Final: " + "9" * (MAX_DIGITS + 1), "integer_too_long",
+     "Beyond CPython's smallest `int()` digit limit; no answer is that long."),
+    ("empty", "", "empty", "Nothing to parse."),
+    ("whitespace only", " \n\t ", "empty", "Nothing is left after trimming."),
+    ("None", None, "not_a_string", "Totality: a missing completion scores 0, it does not crash."),
+    ("bytes", b"Final: 323", "not_a_string", "Bytes must be decoded upstream, on purpose."),
+    ("an int", 323, "not_a_string", "The policy emits text, not numbers."),
+    ("wrong number", "Final: 324", "wrong_answer", "Well-formed, but not the answer."),
+)
+"""The spec as a table of decisions, each with its reason; the tests run every row against
+an example whose `expected_answer` is 323."""
+
+
+class Details(TypedDict, total=False):
+    """What `score` explains about itself. The first five keys are always present."""
+
+    code: str  # one of CODES
+    parsed_answer: int | None  # the integer read from the completion, if it got that far
+    expected_answer: Any  # copied from the example
+    scorer_version: str  # SCORER_VERSION
+    checks: tuple[tuple[str, bool], ...]  # ordered (check, passed) up to the first failure
+    message: str  # a human sentence: CODES[code], sometimes with a position
+
+
+class ScoreResult(TypedDict):
+    reward: float
+    details: Details
+
+
+# Precomputed check trails for the two outcomes of a well-formed line (immutable, so shared).
+_ALL_PASSED = tuple((name, True) for name in CHECKS)
+_WRONG = (*_ALL_PASSED[:-1], ("matches_expected", False))
+
+
+def _result(reward: float, code: str, parsed: int | None, expected: Any,
+            checks: tuple[tuple[str, bool], ...], message: str | None = None) -> ScoreResult:
+    return {
+        "reward": reward,
+        "details": {
+            "code": code,
+            "parsed_answer": parsed,
+            "expected_answer": expected,
+            "scorer_version": SCORER_VERSION,
+            "checks": checks,
+            "message": message or CODES[code],
+        },
+    }
+
+
+def _failed_at(check: str) -> tuple[tuple[str, bool], ...]:
+    """The check trail when `check` is the first one to fail."""
+    index = CHECKS.index(check)
+    return (*_ALL_PASSED[:index], (check, False))
+
+
+def parse(text: str) -> tuple[int | None, str, str | None]:
+    """Parse a completion string under spec v1, without looking at any expected answer.
+
+    Returns `(parsed_answer, failed_check, message)`; `failed_check` is `"matches_expected"`
+    (the only check left) when the text is a well-formed answer. Runs in time linear in
+    `len(text)`; never raises.
+    """
+    line = text.strip(ASCII_WHITESPACE)
+    fast = _CANONICAL_LINE.fullmatch(line)
+    if fast:  # the happy path: one regex, no further checks needed
+        return int(fast.group(1)), "matches_expected", None
+    if not line:
+        return None, "non_empty", None
+    if _LINE_BREAK.search(line):
+        return None, "single_line", None
+    if not line.isascii():
+        position = next(i for i, ch in enumerate(line) if not ch.isascii())
+        return None, "ascii_only", (
+            f"non-ASCII character U+{ord(line[position]):04X} at position {position} "
+            "of the trimmed completion"
+        )
+    if not line.startswith(PREFIX):
+        return None, "final_prefix", None
+    rest = line[len(PREFIX):]
+    if not rest.startswith(" ") or rest[1:2] in ("", " ", "\t"):
+        return None, "single_space", None
+    answer = rest[1:]
+    digits = answer[1:] if answer[0] in "+-" else answer
+    if not (digits.isdigit()):  # ASCII was checked above, so isdigit() means [0-9]+
+        return None, "integer_syntax", None
+    if answer[0] == "+" or (digits[0] == "0" and (len(digits) > 1 or answer[0] == "-")):
+        return None, "canonical_integer", None
+    # Only the digit limit can still fail: the fast regex accepts every other canonical form.
+    return None, "digit_limit", None
+
+
+def score(example: Mapping[str, Any], completion: Any) -> ScoreResult:
+    """Score one completion against one example under spec v1.
+
+    Args:
+        example: a mapping with `expected_answer` (an `int`, not a `bool`), plus `prompt` and
+            optionally `id`, which the scorer does not read.
+        completion: the policy's output. Any value is accepted; only a `str` can earn reward.
+
+    Returns:
+        `{"reward": 1.0 or 0.0, "details": {...}}`; `details["code"]` is one of `CODES` and is
+        `"correct"` exactly when the reward is 1.0.
+    """
+    expected = example.get("expected_answer") if isinstance(example, Mapping) else None
+    if type(expected) is not int:  # bool is an int subclass, and is rejected here too
+        return _result(0.0, "invalid_example", None, expected, (),
+                       f"expected_answer must be an int, got {type(expected).__name__}")
+    if not isinstance(completion, str):
+        return _result(0.0, "not_a_string", None, expected, _failed_at("is_string"),
+                       f"completion must be a str, got {type(completion).__name__}")
+    parsed, failed, message = parse(completion)
+    if parsed is None:
+        return _result(0.0, _CODE_OF_CHECK[failed], None, expected, _failed_at(failed), message)
+    if parsed == expected:
+        return _result(1.0, "correct", parsed, expected, _ALL_PASSED)
+    return _result(0.0, "wrong_answer", parsed, expected, _WRONG)
+
+
+# -- command line: `course score` ------------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "score", help="score one completion (or print the spec table)",
+        description="Score one completion against an expected answer and print the result.")
+    parser.add_argument("completion", nargs="?", help="the completion text (use $'...' for \\n)")
+    parser.add_argument("--expected", type=int, help="the expected integer answer")
+    parser.add_argument("--spec", action="store_true", help="print the spec decision table")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: Any) -> int:
+    import json
+
+    if args.spec:
+        for case, completion, code, reason in SPEC_DECISIONS:
+            print(f"{case:<24} {completion!r:<28.28} {code:<22} {reason}")
+        return 0
+    if args.completion is None or args.expected is None:
+        print("course score: give a COMPLETION and --expected N (or --spec)")
+        return 2
+    result = score({"expected_answer": args.expected}, args.completion)
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
