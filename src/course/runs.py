@@ -171,3 +171,16 @@ def diff_files(expected: RunFiles, actual: RunFiles) -> list[str]:
             problems.append(f"{name}: differs from byte {first} "
                             f"(committed {len(a)} bytes, regenerated {len(b)} bytes)")
     return problems
+
+
+def figure_png(fig: Any) -> bytes:
+    """A matplotlib figure as PNG bytes that are identical on every run (no timestamp, no
+    software tag), then closes the figure. Plots in runs go through here."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
