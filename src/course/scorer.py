@@ -50,6 +50,7 @@ ASCII_WHITESPACE: Final = " \t\n\r\f\v"
 
 # Characters that `str.splitlines()` treats as a line boundary. Any of them makes two lines.
 _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
 # The whole happy path in one regex: `Final: ` then a canonical ASCII integer, nothing else.
 _CANONICAL_LINE = re.compile(rf"Final: (0|-?[1-9][0-9]{{0,{MAX_DIGITS - 1}}})")
 
@@ -217,7 +218,7 @@ def parse(text: str) -> tuple[int | None, str, str | None]:
     if _LINE_BREAK.search(line):
         return None, "single_line", None
     if not line.isascii():
-        position = next(i for i, ch in enumerate(line) if not ch.isascii())
+        position = _NON_ASCII.search(line).start()
         return None, "ascii_only", (
             f"non-ASCII character U+{ord(line[position]):04X} at position {position} "
             "of the trimmed completion"
