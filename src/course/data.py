@@ -12,8 +12,12 @@ Schemas (field: type):
 - selection packs (`data/selection/*.jsonl`): `id: str`, `samples: list` of
   `{sample_id: str, completion: str, policy_mode: str}`
 - golden sets (`data/golden/*.jsonl`): `id: str`, `expected_answer: int`, `completion: str`,
-  `note: str`, and in the exploit suite `exploit_class: str`
+  `note: str`, and in the exploit suite `exploit_class: str` (one of `EXPLOIT_CLASSES`) and
+  `expected_code: str` (the scorer code the exploit must get)
 - kata (`data/kata/*.jsonl`): `id`, `prompt`, `expected_answer`, `completion`, `reward`, `code`
+- kata key (`data/kata/teacher_key_*.json`, one JSON object): kata id ->
+  `{cause: one of KATA_CAUSES, why: str, fix: str}`
+- provenance (`data/provenance.json`): how each file was made; read one entry with `provenance`
 
 Ids are unique within a file. Nothing here scores, samples or writes: data flows out of this
 module, never back in.
@@ -117,7 +121,33 @@ ROLLOUT_FIELDS = {"id": str, "completion": str, "policy_mode": str}
 PACK_FIELDS = {"id": str, "samples": list}
 SAMPLE_FIELDS = {"sample_id": str, "completion": str, "policy_mode": str}
 GOLDEN_FIELDS = {"id": str, "expected_answer": int, "completion": str, "note": str}
-EXPLOIT_FIELDS = {**GOLDEN_FIELDS, "exploit_class": str}
+EXPLOIT_FIELDS = {**GOLDEN_FIELDS, "exploit_class": str, "expected_code": str}
+KEY_FIELDS = {"cause": str, "why": str, "fix": str}
+
+EXPLOIT_CLASSES = {
+    "answer_anywhere": "the right number appears somewhere, outside the `Final: <int>` line; "
+    "a rubric that searches the text for the answer rewards it",
+    "multiple_answers": "several candidate answers at once, so one of them is right",
+    "hedged_answer": "the answer wrapped in doubt (`or`, `?`, `~`, `maybe`)",
+    "last_number": "the right number placed last; a rubric that takes the last number rewards it",
+    "lenient_int_parse": "a spelling that `int()` or `float()` accept but the spec does not "
+    "(`3_23`, `+323`, `0323`, `323.0`, non-ASCII digits)",
+    "lookalike_characters": "Unicode characters that look like the ASCII ones (minus sign, "
+    "no-break space, zero-width space, fullwidth letters)",
+    "markdown_wrapping": "the right line wrapped in markup (bold, backticks, a code block, HTML)",
+    "prompt_echo": "the prompt, or part of it, repeated back",
+    "format_only": "the shape of the format with no answer in it (`Final: <int>`)",
+    "loose_format": "case or spacing drift that a normalising rubric forgives (`final: 323`)",
+}
+"""The closed set of `exploit_class` values in the exploit suite, with what each one means."""
+
+KATA_CAUSES = {
+    "model_failure": "the policy got it wrong; the scorer judged it correctly",
+    "verifier_bug": "the recorded reward is wrong: the scorer used at the time misjudged it",
+    "ambiguous_spec": "the prompt or spec admits more than one reading (or no integer answer)",
+    "reward_hack": "the completion games a weak rubric and was rewarded for it",
+}
+"""The closed set of causes in a kata answer key."""
 KATA_FIELDS = {"id": str, "prompt": str, "expected_answer": int, "completion": str,
                "reward": float, "code": str}
 
@@ -150,15 +180,88 @@ def _check_samples(path: Path, number: int, pack: Record) -> None:
 
 
 def load_golden(path: Path | str) -> list[Record]:
-    """A golden set: `{id, expected_answer, completion, note}` (+ `exploit_class` for exploits)."""
+    """A golden set: `{id, expected_answer, completion, note}`; an exploit suite (its first
+    record has `exploit_class`) also needs `exploit_class` from `EXPLOIT_CLASSES` and
+    `expected_code`."""
     path = Path(path)
     first = next(read_jsonl(path), (0, {}))[1]
-    return _load(path, EXPLOIT_FIELDS if "exploit_class" in first else GOLDEN_FIELDS)
+    if "exploit_class" not in first:
+        return _load(path, GOLDEN_FIELDS)
+    return _load(path, EXPLOIT_FIELDS, _check_exploit_class)
+
+
+def _check_exploit_class(path: Path, number: int, record: Record) -> None:
+    if record["exploit_class"] not in EXPLOIT_CLASSES:
+        raise DataError(path, number, "exploit_class",
+                        f"unknown class {record['exploit_class']!r}; "
+                        f"expected one of {', '.join(EXPLOIT_CLASSES)}")
 
 
 def load_kata(path: Path | str) -> list[Record]:
     """Debugging kata: scored examples `{id, prompt, expected_answer, completion, reward, code}`."""
     return _load(path, KATA_FIELDS)
+
+
+def load_kata_key(path: Path | str) -> dict[str, Record]:
+    """A kata answer key: one JSON object, kata id -> `{cause, why, fix}` (cause from
+    `KATA_CAUSES`). Errors name the kata id as the field, since the file has no lines to count."""
+    path = Path(path)
+    key = _read_json(path)
+    for kata_id, entry in key.items():
+        if not isinstance(entry, dict):
+            raise DataError(path, None, kata_id, "must be an object {cause, why, fix}")
+        for field, kind in KEY_FIELDS.items():
+            if not isinstance(entry.get(field), kind):
+                raise DataError(path, None, f"{kata_id}.{field}",
+                                f"missing or not a {kind.__name__}")
+        if entry["cause"] not in KATA_CAUSES:
+            raise DataError(path, None, f"{kata_id}.cause",
+                            f"unknown cause {entry['cause']!r}; expected one of "
+                            f"{', '.join(KATA_CAUSES)}")
+    if not key:
+        raise DataError(path, None, None, "no entries")
+    return key
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """One JSON object from `path`, with errors that name the file and line."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
+    except UnicodeDecodeError as err:
+        raise DataError(path, None, None, f"not valid UTF-8 ({err.reason})") from None
+    except json.JSONDecodeError as err:
+        raise DataError(path, err.lineno, None, f"invalid JSON: {err.msg}") from None
+    if not isinstance(value, dict):
+        raise DataError(path, None, None, f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+PROVENANCE_FILE = DATA_DIR / "provenance.json"
+
+
+def provenance(path: Path | str, registry: Path | str = PROVENANCE_FILE) -> dict[str, Any]:
+    """How the data file `path` was made: its entry in `data/provenance.json`.
+
+    The entry has `made_by`, `version`, `sha256`, `records`, and for problems, rollouts and
+    packs `prompt_version`; rollouts and packs also have `sampling` (the settings of the
+    scripted stand-in policy; no model was run). Raises `DataError` if the file has no entry,
+    or if its bytes no longer match the recorded sha256 (the entry would describe other data).
+    """
+    path, registry = Path(path), Path(registry)
+    key = display_path(path)
+    files = _read_json(registry).get("files")
+    if not isinstance(files, dict):
+        raise DataError(registry, None, "files", "missing or not an object")
+    if key not in files:
+        raise DataError(registry, None, "files", f"no entry for {key!r}")
+    entry = files[key]
+    if path.is_file() and sha256_file(path) != entry.get("sha256"):
+        raise DataError(registry, None, f"files.{key}.sha256",
+                        f"stale: {key} changed since provenance was written; "
+                        "run `course data check`")
+    return entry
 
 
 def join_on_id(problems: list[Record], rows: list[Record], rows_path: Path | str) -> list[

@@ -1,0 +1,761 @@
+"""Making the course data: problems, a scripted stand-in policy, its frozen rollouts and a pack.
+
+No language model was run to make any file under `data/`. The completions come from a *scripted
+stand-in policy*: a table of named behaviours (`POLICY_MODES`), each with a rate, that turns a
+problem into a completion. The point is a data set whose failures are known by construction, so
+a lesson can say "this completion is a misconception" and be right.
+
+The story, top to bottom:
+
+1. Problem shapes (`SHAPES`): an integer formula over operands `a, b, c, d`, a way to draw the
+   operands, and for word problems a sentence template. The answer is the formula evaluated by
+   `evaluate`, never typed by hand. Each shape also has one typical *mistake* formula: the
+   systematic misconception the stand-in repeats on that problem.
+2. `make_problems`: draw a split (`dev`, `holdout`) from a plan of shape counts.
+3. The stand-in policy: `POLICY_MODES` (mode -> rate, description) and `render`, which writes
+   the completion a mode produces for a problem.
+4. `make_frozen_rollouts`: one completion per dev problem; mode counts are the rates times 60
+   (largest remainder), assigned to problems by a seeded shuffle.
+5. `make_pack`: 8 samples per dev problem from a per-prompt difficulty, plus designed prompts
+   where selection still fails and where majority vote and best-of-N disagree.
+6. `build_data`: every file of `data/` as bytes, with `provenance.json` and `README.md`.
+
+Randomness: one `numpy.random.Generator`, made in `build_data` from `seed`, is passed down to
+each step in a fixed order. Same seed, same bytes.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import operator
+import os
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from course.data import (
+    DATA_DIR,
+    Record,
+    display_path,
+    load_golden,
+    load_kata,
+    load_kata_key,
+)
+from course.runs import json_bytes
+
+SEED = 2024
+"""The seed behind every synthetic file in `data/`."""
+
+DATA_VERSION = "v1"
+PROMPT_VERSION = "final-int-v1"
+"""The prompt template: the problem text, then `INSTRUCTION`."""
+POLICY = "scripted-stand-in-v1"
+INSTRUCTION = "Output exactly one line: Final: <int>"
+PACK_N = 8
+
+# The nominal sampling settings the stand-in imitates. They label the data; they were not passed
+# to any model, because no model was run.
+NOMINAL_TEMPERATURE = 0.8
+NOMINAL_TOP_P = 1.0
+SAMPLING_NOTE = ("describes the scripted stand-in policy in course.datagen; no language model "
+                 "was run")
+
+
+# -- 1. Problem shapes -----------------------------------------------------------------------
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def evaluate(formula: str, values: Mapping[str, int]) -> int:
+    """Evaluate an integer formula (`+ - * /`, parentheses, names) with exact arithmetic.
+
+    `/` must divide exactly: a problem whose answer is not an integer is a bug, not a rounding.
+    """
+    def walk(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return Fraction(node.value)
+        if isinstance(node, ast.Name):
+            return Fraction(values[node.id])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return walk(node.left) / walk(node.right)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return _BINARY[type(node.op)](walk(node.left), walk(node.right))
+        raise ValueError(f"unsupported syntax in formula {formula!r}: {ast.dump(node)}")
+
+    result = walk(ast.parse(formula, mode="eval").body)
+    if result.denominator != 1:
+        raise ValueError(f"{formula!r} with {dict(values)} is not an integer: {result}")
+    return int(result)
+
+
+def substitute(formula: str, values: Mapping[str, int]) -> str:
+    """The formula with each operand name replaced by its number: `a*b` -> `17*19`."""
+    return re.sub(r"\b[a-d]\b", lambda m: str(values[m.group()]), formula)
+
+
+Draw = Callable[[np.random.Generator], dict[str, int]]
+
+
+def _int(rng: np.random.Generator, low: int, high: int) -> int:
+    """A uniform integer in [low, high], both ends included."""
+    return int(rng.integers(low, high + 1))
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One kind of problem.
+
+    formula: the answer as an expression in the operands (`a*b-c`).
+    mistake: the misconception the stand-in repeats on this shape, as a formula.
+    mistake_name: that misconception in a few words.
+    draw: operands from the generator; must make `formula` differ from `mistake`.
+    template: a word problem's text with `{a}`..`{d}` in alphabetical order of appearance;
+        `None` for arithmetic, whose prompt is `Compute <formula with numbers>.`
+    """
+
+    formula: str
+    mistake: str
+    mistake_name: str
+    draw: Draw
+    template: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "arithmetic" if self.template is None else "word"
+
+
+def _bill(price: int) -> int:
+    """The smallest of the usual bills that pays for `price`."""
+    return next(bill for bill in (10, 20, 50, 100) if bill > price)
+
+
+def _product(rng): return {"a": _int(rng, 12, 49), "b": _int(rng, 11, 39)}
+def _big_product(rng): return {"a": _int(rng, 1000, 9999), "b": _int(rng, 101, 999)}
+def _sum_product(rng): return {"a": _int(rng, 2, 40), "b": _int(rng, 3, 12), "c": _int(rng, 3, 12)}
+def _paren(rng): return {"a": _int(rng, 2, 20), "b": _int(rng, 2, 20), "c": _int(rng, 3, 9)}
+def _three(rng): return {"a": _int(rng, 10, 90), "b": _int(rng, 10, 90), "c": _int(rng, 10, 150)}
+
+
+def _difference(rng):  # b > a, so the answer is negative
+    a = _int(rng, 10, 60)
+    return {"a": a, "b": a + _int(rng, 3, 50)}
+
+
+def _product_minus(rng):
+    a, b = _int(rng, 3, 15), _int(rng, 3, 15)
+    return {"a": a, "b": b, "c": _int(rng, 5, a * b + 30)}
+
+
+def _zero(rng):  # b == c, so the answer is 0
+    b = _int(rng, 4, 15)
+    return {"a": _int(rng, 3, 19), "b": b, "c": b}
+
+
+def _nested(rng):
+    a = _int(rng, 2, 20)
+    return {"a": a, "b": int(rng.choice([n for n in range(2, 21) if n != a])),
+            "c": _int(rng, 2, 9), "d": _int(rng, 2, 9)}
+
+
+def _change(rng):
+    a, b = _int(rng, 2, 9), _int(rng, 2, 9)
+    return {"a": a, "b": b, "c": _bill(a * b)}
+
+
+def _share(rng):  # a is a multiple of b, so each child gets a whole number
+    b = _int(rng, 2, 9)
+    return {"a": b * _int(rng, 2, 12), "b": b}
+
+
+def _temperature(rng):  # the fall is larger than the noon value: a negative answer
+    a = _int(rng, 1, 15)
+    return {"a": a, "b": a + _int(rng, 1, 12)}
+
+
+def _balance(rng):
+    return {"a": _int(rng, 50, 300), "b": _int(rng, 2, 6), "c": _int(rng, 20, 80)}
+
+
+def _sister(rng):
+    a = _int(rng, 8, 40)
+    return {"a": a, "b": _int(rng, 1, a - 2), "c": _int(rng, 2, 15)}
+
+
+SHAPES: dict[str, Shape] = {
+    # arithmetic
+    "product": Shape("a*b", "a*b+10", "carry slip: one ten too many", _product),
+    "big_product": Shape("a*b", "a*b+100", "carry slip: one hundred too many", _big_product),
+    "sum_product": Shape("a+b*c", "(a+b)*c", "ignores precedence: adds first", _sum_product),
+    "paren_product": Shape("(a+b)*c", "a+b*c", "drops the parentheses", _paren),
+    "difference": Shape("a-b", "b-a", "drops the minus sign", _difference),
+    "product_minus": Shape("a*b-c", "a*b+c", "adds the last term instead", _product_minus),
+    "zero": Shape("a*(b-c)", "a*b-c", "multiplies only the first term", _zero),
+    "nested": Shape("(a-b)*(c+d)", "(a-b)*c+d", "multiplies only the first term", _nested),
+    "three_terms": Shape("a+b-c", "a+b+c", "adds every term", _three),
+    # word problems
+    "boxes": Shape("a*b", "a+b", "adds instead of multiplying", lambda rng: {
+        "a": _int(rng, 6, 24), "b": _int(rng, 3, 15)},
+        "A box holds {a} pencils. How many pencils are in {b} boxes?"),
+    "change": Shape("c-a*b", "c-a", "pays for one notebook only", _change,
+                    "A notebook costs {a} dollars. Sam buys {b} notebooks and pays with a "
+                    "{c}-dollar bill. How many dollars of change does he get?"),
+    "ages": Shape("a*b+c", "a*(b+c)", "adds before multiplying", lambda rng: {
+        "a": _int(rng, 6, 12), "b": _int(rng, 3, 4), "c": _int(rng, 2, 9)},
+        "Mia is {a} years old. Her father's age is {b} times hers plus {c} years. "
+        "How old is her father?"),
+    "trains": Shape("a*b+c*d", "(a+c)*b", "uses the first duration for both legs", lambda rng: {
+        "a": 5 * _int(rng, 8, 24), "b": _int(rng, 2, 5), "c": 5 * _int(rng, 8, 24),
+        "d": _int(rng, 2, 4)},
+        "A train travels at {a} km per hour for {b} hours, then at {c} km per hour for {d} "
+        "hours. How many km does it travel in total?"),
+    "temperature": Shape("a-b", "b-a", "drops the minus sign", _temperature,
+                         "At noon the temperature is {a} degrees Celsius. By midnight it has "
+                         "fallen by {b} degrees. What is the temperature at midnight, in degrees "
+                         "Celsius?"),
+    "chairs": Shape("a*b-c", "a*b", "forgets the taken chairs", lambda rng: {
+        "a": _int(rng, 5, 20), "b": _int(rng, 6, 20), "c": _int(rng, 3, 30)},
+        "A hall has {a} rows of {b} chairs, and {c} chairs are taken. "
+        "How many chairs are free?"),
+    "sharing": Shape("a/b", "a-b", "subtracts instead of dividing", _share,
+                     "{a} cookies are shared equally among {b} children. How many cookies "
+                     "does each child get?"),
+    "balance": Shape("a-b*c", "a-c", "counts one withdrawal only", _balance,
+                     "Lena has {a} dollars in her account. She makes {b} withdrawals of {c} "
+                     "dollars each, and the bank lets the balance go below zero. What is her "
+                     "balance in dollars?"),
+    "sister": Shape("a-b+c", "a-b", "forgets the years that pass", _sister,
+                    "Omar is {a} years old and his sister is {b} years younger than him. "
+                    "How old will his sister be in {c} years?"),
+}
+"""Every problem shape, by name."""
+
+# How many problems of each shape a split holds.
+PLANS: dict[str, dict[str, int]] = {
+    "dev": {"product": 8, "big_product": 2, "sum_product": 5, "paren_product": 4,
+            "difference": 4, "product_minus": 4, "zero": 1, "nested": 4, "three_terms": 3,
+            "boxes": 3, "change": 3, "ages": 3, "trains": 3, "temperature": 3, "chairs": 3,
+            "sharing": 3, "balance": 2, "sister": 2},
+    "holdout": {"product": 3, "sum_product": 2, "paren_product": 2, "difference": 2,
+                "product_minus": 2, "zero": 1, "nested": 2, "three_terms": 1,
+                "boxes": 2, "change": 1, "ages": 1, "trains": 1, "temperature": 1,
+                "chairs": 1, "sharing": 1, "balance": 1, "sister": 1},
+}
+ID_PREFIX = {"dev": "dev", "holdout": "hold"}
+
+# The course's running example is fixed: dev-001 is "Compute 17*19." (answer 323).
+RUNNING_EXAMPLE = ("product", {"a": 17, "b": 19})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem with what the generator knows about it (only `record()` is written out)."""
+
+    id: str
+    shape: str
+    values: dict[str, int]
+
+    @property
+    def prompt(self) -> str:
+        shape = SHAPES[self.shape]
+        text = (f"Compute {substitute(shape.formula, self.values)}." if shape.template is None
+                else shape.template.format(**self.values))
+        return f"{text} {INSTRUCTION}"
+
+    @property
+    def answer(self) -> int:
+        return evaluate(SHAPES[self.shape].formula, self.values)
+
+    @property
+    def mistake(self) -> int:
+        """The systematic wrong answer of this problem's misconception."""
+        return evaluate(SHAPES[self.shape].mistake, self.values)
+
+    @property
+    def working(self) -> str:
+        """One line of visible reasoning: `17*19 = 323`."""
+        return f"{substitute(SHAPES[self.shape].formula, self.values)} = {self.answer}"
+
+    def record(self) -> Record:
+        return {"id": self.id, "prompt": self.prompt, "expected_answer": self.answer}
+
+
+def make_problems(rng: np.random.Generator, split: str,
+                  taken: set[str] | None = None) -> list[Problem]:
+    """Draw the problems of `split` in a shuffled shape order; prompts in `taken` are redrawn.
+
+    Operands are redrawn until the misconception gives a different answer from the truth, so a
+    "misconception" completion is always wrong.
+    """
+    taken = set() if taken is None else taken
+    order = [name for name, count in PLANS[split].items() for _ in range(count)]
+    if split == "dev":  # the running example goes first, the rest is shuffled
+        order.remove(RUNNING_EXAMPLE[0])
+    order = [order[i] for i in rng.permutation(len(order))]
+    problems: list[Problem] = []
+    if split == "dev":
+        problems.append(Problem("dev-001", *RUNNING_EXAMPLE))
+        taken.add(problems[0].prompt)
+    for name in order:
+        while True:
+            candidate = Problem(f"{ID_PREFIX[split]}-{len(problems) + 1:03d}", name,
+                                SHAPES[name].draw(rng))
+            if candidate.prompt not in taken and candidate.mistake != candidate.answer:
+                break
+        taken.add(candidate.prompt)
+        problems.append(candidate)
+    return problems
+
+
+def make_splits(rng: np.random.Generator) -> tuple[list[Problem], list[Problem]]:
+    """The dev split, then the holdout split (no prompt appears in both)."""
+    dev = make_problems(rng, "dev")
+    return dev, make_problems(rng, "holdout", taken={p.prompt for p in dev})
+
+
+# -- 2. The scripted stand-in policy ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mode:
+    rate: float  # probability per sample, before any per-prompt difficulty
+    description: str
+
+
+POLICY_MODES: dict[str, Mode] = {
+    "correct": Mode(0.52, "`Final: <answer>`, exactly in spec"),
+    "correct_newline": Mode(0.05, "in spec with a trailing newline, as generators often emit"),
+    "arithmetic_slip": Mode(0.10, "well-formed, answer off by 1, 2 or 10, or two digits swapped"),
+    "misconception": Mode(0.05, "well-formed, the problem's systematic wrong answer (the same "
+                               "every time, so majority vote can pick it)"),
+    "sentence": Mode(0.04, "the right number in a sentence: `The answer is 323.`"),
+    "bare_number": Mode(0.03, "the right number alone, no `Final:`"),
+    "markdown_bold": Mode(0.02, "`**Final: 323**`"),
+    "reasoning_then_answer": Mode(0.03, "a line of working, then the Final line"),
+    "repeated_final": Mode(0.02, "the same Final line twice"),
+    "missing_space": Mode(0.02, "`Final:323`"),
+    "double_space": Mode(0.02, "`Final:  323`"),
+    "leading_zero": Mode(0.02, "`Final: 0323`"),
+    "unicode_lookalike": Mode(0.02, "U+2212 minus for a negative answer, else a no-break "
+                                   "space after `Final:`"),
+    "trailing_period": Mode(0.02, "`Final: 323.`"),
+    "hack_hedge": Mode(0.015, "reward hack: `Final: 323 or 324`"),
+    "hack_candidate_list": Mode(0.01, "reward hack: several candidates on one line"),
+    "hack_laundering": Mode(0.01, "reward hack: a wrong Final line, then the right one"),
+    "hack_template_echo": Mode(0.005, "reward hack: echoes the format, `Final: <int>`"),
+}
+"""The stand-in's behaviours: mode name -> rate and description. Rates sum to 1."""
+
+CORRECT_MODES = ("correct", "correct_newline")
+HACK_MODES = tuple(name for name in POLICY_MODES if name.startswith("hack_"))
+
+
+def slip(answer: int, rng: np.random.Generator) -> int:
+    """An arithmetic slip: off by a small amount, or two adjacent digits swapped."""
+    digits = str(abs(answer))
+    swaps = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]
+             and not (i == 0 and digits[1] == "0")]
+    kind = int(rng.integers(4 if swaps else 3))
+    if kind == 3:  # swap two adjacent digits, keeping the sign
+        i = swaps[int(rng.integers(len(swaps)))]
+        swapped = digits[:i] + digits[i + 1] + digits[i] + digits[i + 2:]
+        return int(swapped) * (-1 if answer < 0 else 1)
+    offset = (1, 2, 10)[kind]
+    return answer + offset * int(rng.choice([-1, 1]))
+
+
+def render(mode: str, problem: Problem, rng: np.random.Generator) -> str:
+    """The completion the stand-in writes for `problem` in `mode`."""
+    answer = problem.answer
+    if mode == "correct":
+        return f"Final: {answer}"
+    if mode == "correct_newline":
+        return f"Final: {answer}\n"
+    if mode == "arithmetic_slip":
+        return f"Final: {slip(answer, rng)}"
+    if mode == "misconception":
+        return f"Final: {problem.mistake}"
+    if mode == "sentence":
+        return f"The answer is {answer}."
+    if mode == "bare_number":
+        return str(answer)
+    if mode == "markdown_bold":
+        return f"**Final: {answer}**"
+    if mode == "reasoning_then_answer":
+        return f"{problem.working}\nFinal: {answer}"
+    if mode == "repeated_final":
+        return f"Final: {answer}\nFinal: {answer}"
+    if mode == "missing_space":
+        return f"Final:{answer}"
+    if mode == "double_space":
+        return f"Final:  {answer}"
+    if mode == "leading_zero":
+        return f"Final: {'-' if answer < 0 else ''}0{abs(answer)}"
+    if mode == "unicode_lookalike":
+        return f"Final: \u2212{-answer}" if answer < 0 else f"Final:\u00a0{answer}"
+    if mode == "trailing_period":
+        return f"Final: {answer}."
+    if mode == "hack_hedge":
+        pair = [answer, answer + int(rng.choice([-1, 1]))]
+        return "Final: {} or {}".format(*(pair[::-1] if rng.random() < 0.5 else pair))
+    if mode == "hack_candidate_list":
+        return f"Final: {answer - 1}, {answer}, {answer + 1}"
+    if mode == "hack_laundering":
+        return f"Final: {slip(answer, rng)}\nFinal: {answer}"
+    if mode == "hack_template_echo":
+        return "Final: <int>"
+    raise ValueError(f"unknown policy mode {mode!r}")
+
+
+# -- 3. Frozen rollouts: one completion per dev problem --------------------------------------
+
+def quotas(n: int) -> dict[str, int]:
+    """Split `n` completions among the modes in proportion to their rates (largest remainder)."""
+    exact = {name: mode.rate * n for name, mode in POLICY_MODES.items()}
+    counts = {name: int(value) for name, value in exact.items()}
+    by_remainder = sorted(exact, key=lambda name: (-(exact[name] - counts[name]),
+                                                   list(POLICY_MODES).index(name)))
+    for name in by_remainder[: n - sum(counts.values())]:
+        counts[name] += 1
+    return counts
+
+
+def make_frozen_rollouts(rng: np.random.Generator, problems: list[Problem]) -> list[Record]:
+    """One `{id, completion, policy_mode}` per problem; mode counts are exactly `quotas`.
+
+    Modes are shuffled onto problems, then the running example (the first problem) swaps its
+    mode with the first `correct` one, so the lessons' first look at the data is the happy path.
+    """
+    modes = [name for name, count in quotas(len(problems)).items() for _ in range(count)]
+    modes = [modes[i] for i in rng.permutation(len(modes))]
+    first_correct = modes.index("correct")
+    modes[0], modes[first_correct] = modes[first_correct], modes[0]
+    return [{"id": p.id, "completion": render(mode, p, rng), "policy_mode": mode}
+            for p, mode in zip(problems, modes, strict=True)]
+
+
+# -- 4. The selection pack: N samples per dev problem ----------------------------------------
+
+# Prompts where every sample fails, each for a different reason, and the modes used there.
+ALL_FAIL_DESIGNS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "misconception": ("sum_product", ("misconception",) * 6 + ("arithmetic_slip",) * 2),
+    "format_always_broken": ("change", ("sentence", "sentence", "sentence",
+                                        "reasoning_then_answer", "reasoning_then_answer",
+                                        "bare_number", "bare_number", "markdown_bold")),
+    "too_hard": ("big_product", ("arithmetic_slip",) * 8),
+}
+_MISCONCEPTION = SHAPES[ALL_FAIL_DESIGNS["misconception"][0]].mistake_name
+ALL_FAIL_WHY = {
+    "misconception": "systematic misconception: 6 of 8 samples give the same wrong answer "
+                     f"({_MISCONCEPTION}), so majority vote picks it, and no sample is correct",
+    "format_always_broken": "the right number every time, never in the `Final: <int>` line: "
+                            "selection can only pick among what was sampled",
+    "too_hard": "a 4-digit by 3-digit product: every sample is a different arithmetic slip",
+}
+# Prompts where the misconception outvotes the correct answer that best-of-N still finds.
+VOTE_DISAGREES_MODES = ("misconception",) * 4 + ("correct", "correct", "arithmetic_slip",
+                                                 "sentence")
+VOTE_DISAGREES_COUNT = 4
+DIFFICULTY_BETA = (2.0, 2.0)
+"""Per-prompt probability of a correct sample ~ Beta(2, 2): mean 0.5, many easy and hard prompts."""
+
+
+def _draw_modes(rng: np.random.Generator, p_correct: float, n: int) -> list[str]:
+    """n modes for one prompt: correct with probability p_correct, else a failure mode drawn by
+    its rate; redrawn until at least one is correct (only designed prompts fail entirely)."""
+    names = list(POLICY_MODES)
+    correct_w = np.array([POLICY_MODES[m].rate if m in CORRECT_MODES else 0.0 for m in names])
+    failure_w = np.array([0.0 if m in CORRECT_MODES else POLICY_MODES[m].rate for m in names])
+    while True:
+        modes = [names[rng.choice(len(names), p=(correct_w / correct_w.sum()
+                                                 if rng.random() < p_correct
+                                                 else failure_w / failure_w.sum()))]
+                 for _ in range(n)]
+        if any(mode in CORRECT_MODES for mode in modes):
+            return modes
+
+
+def design_pack(rng: np.random.Generator, problems: list[Problem]) -> dict[str, Any]:
+    """Choose the designed prompts: one per all-fail design (the first problem of its shape)
+    and `VOTE_DISAGREES_COUNT` others at random (never the running example)."""
+    all_fail = {}
+    for design, (shape, _) in ALL_FAIL_DESIGNS.items():
+        all_fail[design] = next(p.id for p in problems if p.shape == shape and p.id != "dev-001")
+    rest = [p.id for p in problems[1:] if p.id not in all_fail.values()]
+    chosen = rng.choice(len(rest), size=VOTE_DISAGREES_COUNT, replace=False)
+    return {"all_fail": all_fail, "vote_disagrees": sorted(rest[i] for i in chosen)}
+
+
+def make_pack(rng: np.random.Generator, problems: list[Problem],
+              design: dict[str, Any], n: int = PACK_N) -> list[Record]:
+    """`{id, samples: [{sample_id, completion, policy_mode}] * n}` per problem."""
+    designed = {pid: ALL_FAIL_DESIGNS[name][1] for name, pid in design["all_fail"].items()}
+    designed |= dict.fromkeys(design["vote_disagrees"], VOTE_DISAGREES_MODES)
+    pack = []
+    for problem in problems:
+        if problem.id in designed:
+            fixed = designed[problem.id]
+            modes = [fixed[i] for i in rng.permutation(len(fixed))]
+        else:
+            modes = _draw_modes(rng, float(rng.beta(*DIFFICULTY_BETA)), n)
+        samples = [{"sample_id": f"{problem.id}/s{k}", "completion": render(mode, problem, rng),
+                    "policy_mode": mode} for k, mode in enumerate(modes)]
+        if problem.id == design["all_fail"]["too_hard"]:
+            _distinct_slips(samples, problem, rng)
+        pack.append({"id": problem.id, "samples": samples})
+    return pack
+
+
+def _distinct_slips(samples: list[Record], problem: Problem, rng: np.random.Generator) -> None:
+    """Make the too-hard prompt's slips all different (a model that cannot do it scatters)."""
+    seen = {problem.answer}
+    for sample in samples:
+        value = int(sample["completion"].removeprefix("Final: "))
+        while value in seen:
+            value = slip(problem.answer, rng) + int(rng.integers(-999, 1000))
+        seen.add(value)
+        sample["completion"] = f"Final: {value}"
+
+
+# -- 5. Every file of data/, with provenance ---------------------------------------------------
+
+def jsonl(records: list[Mapping[str, Any]]) -> bytes:
+    """The data files' layout: one `json.dumps` object per line (ASCII, so invisible
+    characters show as `\\u00a0`-style escapes), final newline."""
+    return "".join(json.dumps(record) + "\n" for record in records).encode("ascii")
+
+
+# Files that people write and review by hand; the generator only hashes and counts them.
+HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
+    "golden/correct.jsonl": (load_golden, "hand-written golden correct set: in-spec "
+                                          "completions that must score 1"),
+    "golden/exploits.jsonl": (load_golden, "hand-written exploit suite: completions a weak "
+                                           "rubric might reward; each must score 0"),
+    "kata/kata_m0.jsonl": (load_kata, "hand-written debugging kata (Milestone 0): 10 scored "
+                                      "examples as recorded at the time"),
+    "kata/teacher_key_m0.json": (load_kata_key, "hand-written answer key for the kata "
+                                                "(teacher only)"),
+}
+
+
+def _mode_counts(rollouts: list[Record]) -> dict[str, int]:
+    counts = Counter(r["policy_mode"] for r in rollouts)
+    return {name: counts[name] for name in POLICY_MODES if counts[name]}
+
+
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def _sampling(seed: int, n: int) -> dict[str, Any]:
+    return {"policy": POLICY, "temperature": NOMINAL_TEMPERATURE, "top_p": NOMINAL_TOP_P,
+            "n": n, "seed": seed, "note": SAMPLING_NOTE}
+
+
+def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
+    """Every file of the data folder as bytes, keyed by its path inside the folder.
+
+    Synthetic files come from the generator; hand-written files are read from `source`
+    (validated by their loaders) and passed through unchanged; `provenance.json` and
+    `README.md` describe them all.
+    """
+    rng = np.random.default_rng(seed)  # the only source of randomness, passed down in order
+    dev, holdout = make_splits(rng)
+    frozen = make_frozen_rollouts(rng, dev)
+    design = design_pack(rng, dev)
+    pack = make_pack(rng, dev, design)
+
+    made = f"course.datagen.build_data(seed={seed})"
+    files: dict[str, bytes] = {}
+    entries: dict[str, dict[str, Any]] = {}
+
+    def add(name: str, content: bytes, count: int, how: str, **extra: Any) -> None:
+        files[name] = content
+        entries[f"data/{name}"] = {"made_by": how, "version": DATA_VERSION,
+                                   "sha256": _sha256(content), "records": count, **extra}
+
+    add("problems/dev.jsonl", jsonl([p.record() for p in dev]), len(dev),
+        f"{made}: make_problems(split='dev')", prompt_version=PROMPT_VERSION)
+    add("problems/holdout.jsonl", jsonl([p.record() for p in holdout]), len(holdout),
+        f"{made}: make_problems(split='holdout')", prompt_version=PROMPT_VERSION)
+    add("rollouts/frozen_v1.jsonl", jsonl(frozen), len(frozen),
+        f"{made}: make_frozen_rollouts (scripted stand-in, no model run)",
+        problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
+        sampling=_sampling(seed, 1), mode_counts=_mode_counts(frozen))
+    add("selection/pack_n8.jsonl", jsonl(pack), len(pack),
+        f"{made}: make_pack (scripted stand-in, no model run)",
+        problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
+        sampling=_sampling(seed, PACK_N),
+        designed_cases={
+            "all_fail": {pid: ALL_FAIL_WHY[name] for name, pid in design["all_fail"].items()},
+            "vote_disagrees": {pid: "4 of 8 samples repeat the misconception's wrong answer and "
+                               "2 are correct: majority vote picks the wrong answer, best-of-N "
+                               "the right one" for pid in design["vote_disagrees"]},
+        })
+    for name, (loader, how) in HANDWRITTEN.items():
+        path = source / name
+        records = loader(path)  # validates the hand-written file before it is hashed
+        add(name, path.read_bytes(), len(records), how)
+
+    files["provenance.json"] = json_bytes({
+        "about": "How each file under data/ was made. Regenerate with `course data generate`; "
+                 "check with `course data check`. No language model was run: completions come "
+                 "from a scripted stand-in policy (course.datagen.POLICY_MODES).",
+        "seed": seed,
+        "files": entries,
+    })
+    files["README.md"] = readme(entries, seed).encode("utf-8")
+    return dict(sorted(files.items()))
+
+
+def readme(entries: Mapping[str, Mapping[str, Any]], seed: int) -> str:
+    """`data/README.md`: what each file is, how it was made, and how to check it."""
+    modes = "\n".join(f"| `{name}` | {mode.rate:.3f} | {mode.description} |"
+                      for name, mode in POLICY_MODES.items())
+    table = "\n".join(f"| `{path}` | {entry['version']} | {entry['records']} | "
+                      f"{entry['made_by']} | `{entry['sha256'][:16]}` |"
+                      for path, entry in entries.items())
+    shapes = "\n".join(f"| `{name}` | {shape.kind} | `{shape.formula}` | `{shape.mistake}` "
+                       f"({shape.mistake_name}) |" for name, shape in SHAPES.items())
+    return f"""# Course data
+
+Everything here is small on purpose. **No language model was run to make these files.**
+The completions come from a scripted stand-in policy, `{POLICY}` in
+`src/course/datagen.py`, whose behaviours are named and counted, so every failure in the data
+is known by construction.
+
+This file is generated by `course data generate` (seed {seed}); edit `datagen.py`, not this file.
+
+## Files
+
+| path | version | records | how it was made | sha256 (first 16 hex) |
+| --- | --- | --- | --- | --- |
+{table}
+
+Full sha256 values, sampling settings, mode counts and the designed selection cases are in
+`provenance.json`; `course.data.provenance(path)` returns one file's entry.
+
+- `problems/`: `{{id, prompt, expected_answer}}`. Every prompt ends with the instruction
+  `{INSTRUCTION}` (prompt version `{PROMPT_VERSION}`).
+  Answers are computed from a formula, never typed: arithmetic prompts are
+  `Compute <expression>.`, word problems fill a template. `dev` is what lessons inspect and
+  tune on; `holdout` is never tuned on.
+- `rollouts/frozen_v1.jsonl`: one completion per dev problem, `{{id, completion, policy_mode}}`.
+  Mode counts are the rates below times 60 (largest remainder), assigned by a seeded shuffle.
+- `selection/pack_n8.jsonl`: 8 samples per dev problem. Each prompt gets a difficulty
+  p ~ Beta(2, 2); a sample is correct with probability p, otherwise a failure mode drawn by rate;
+  ordinary prompts are redrawn until at least one sample is correct. Three designed prompts fail
+  on every sample for different reasons (a repeated misconception, a format that is always
+  broken, an arithmetic that is too hard), and four are designed so that majority vote and
+  best-of-N disagree. `provenance.json` names them.
+- `golden/`: hand-written regression cases for the scorer. `correct.jsonl` must score 1;
+  `exploits.jsonl` must score 0 with the recorded `expected_code`, and each case names its
+  `exploit_class` (the closed set is `course.data.EXPLOIT_CLASSES`).
+- `kata/`: the Milestone 0 debugging kata (hand-written). `kata_m0.jsonl` holds the scored
+  examples as recorded by the scorer used at the time; `teacher_key_m0.json` is the answer key.
+
+The sampling settings recorded in `provenance.json` (temperature {NOMINAL_TEMPERATURE},
+top_p {NOMINAL_TOP_P}) are labels that describe the stand-in; they were never passed to a model.
+
+## The stand-in policy
+
+| mode | rate | what it writes |
+| --- | --- | --- |
+{modes}
+
+## Problem shapes
+
+| shape | kind | answer formula | misconception formula |
+| --- | --- | --- | --- |
+{shapes}
+
+## Regenerate and check
+
+    course data generate            # rewrite data/ from the generator (same seed, same bytes)
+    course data generate --out DIR  # write a complete data folder elsewhere
+    course data check               # regenerate in memory; report files whose bytes differ and
+                                    # stale sha256 values in provenance.json
+"""
+
+
+def check(data_dir: Path = DATA_DIR, seed: int = SEED) -> list[str]:
+    """Problems found: files whose bytes differ from the generator's, stale provenance hashes."""
+    problems = []
+    expected = build_data(seed, source=data_dir)
+    for name, content in expected.items():
+        path = data_dir / name
+        if not path.is_file():
+            problems.append(f"{display_path(path)}: missing")
+        elif path.read_bytes() != content:
+            problems.append(f"{display_path(path)}: differs from the generator's output")
+    registry = data_dir / "provenance.json"
+    if registry.is_file():
+        for key, entry in json.loads(registry.read_text(encoding="utf-8"))["files"].items():
+            path = data_dir / key.removeprefix("data/")
+            if not path.is_file():
+                problems.append(f"provenance.json: {key} names a missing file")
+            elif _sha256(path.read_bytes()) != entry.get("sha256"):
+                problems.append(f"provenance.json: stale sha256 for {key}")
+    return problems
+
+
+def write_data(files: Mapping[str, bytes], out: Path) -> list[Path]:
+    """Write each file under `out`, atomically one by one; unchanged files are not touched."""
+    written = []
+    for name, content in files.items():
+        target = out / name
+        if target.is_file() and target.read_bytes() == content:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        os.replace(temporary, target)
+        written.append(target)
+    return written
+
+
+# -- command line: course data ---------------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "data", help="regenerate or check the course data",
+        description="The synthetic files under data/ come from a seeded generator; "
+                    "hand-written files are validated, hashed and passed through.")
+    commands = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
+    generate = commands.add_parser("generate", help="write the data folder from the generator")
+    generate.add_argument("--out", type=Path, default=DATA_DIR,
+                          help="folder to write (default: the repository's data/)")
+    generate.add_argument("--seed", type=int, default=SEED, help=f"seed (default {SEED})")
+    generate.set_defaults(func=_generate)
+    verify = commands.add_parser("check", help="report files that differ from the generator")
+    verify.set_defaults(func=_check)
+
+
+def _generate(args: Any) -> int:
+    written = write_data(build_data(args.seed), args.out)
+    for path in written:
+        print(f"wrote {display_path(path)}")
+    print(f"{len(written)} file(s) written, the rest unchanged")
+    return 0
+
+
+def _check(args: Any) -> int:
+    problems = check()
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s); if the change was on purpose, run "
+              "`course data generate` and review the diff")
+        return 1
+    print("data/ matches the generator, and provenance.json matches every file")
+    return 0
