@@ -1,0 +1,638 @@
+"""Loop C, first step: a four-armed bandit learned by REINFORCE, one update at a time.
+
+The smallest learning problem with everything that matters: a policy, a sampled action, a
+reward, and an update that makes rewarded actions more likely. No prompt, no tokens: the
+"completion" is one of K whole styles, and the verifier's reward for a style is a coin flip
+with a fixed chance of 1.
+
+The module reads top to bottom:
+
+1. the setup: the actions, their reward probabilities, and `BanditConfig`;
+2. the formulas: `softmax`, `grad_log_prob`, `expected_reward`, `expected_update` (the exact
+   average update, for checking the sampled one);
+3. the update: `reinforce_step` samples, scores, picks a baseline and moves the logits;
+   `train` repeats it;
+4. the log: the slow-motion story of each step and the one-line fast log;
+5. the baseline ablation: none vs running mean vs batch mean over many independent learners;
+6. the run: `build_run` (the canonical one is `runs/run_003`);
+7. the command line: `course bandit`.
+
+The update in one line (Williams' REINFORCE, with a baseline b)::
+
+    theta <- theta + lr * (r - b) * grad_theta log pi_theta(a)
+
+Nothing here differentiates through the reward: the reward only scales a step along the
+log-probability gradient of the action that was actually sampled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from course.data import display_path
+from course.runs import RunError, RunFiles, figure_png, json_bytes, manifest, write_run
+
+# -- 1. the setup -------------------------------------------------------------------------------
+
+ACTIONS = (
+    "work it out, then 'Final: <int>'",
+    "answer at once, 'Final: <int>'",
+    "round estimate, 'Final: <int>'",
+    "copy a number from the prompt",
+)
+"""The K = 4 completion styles. All four write the strict `Final: <int>` line, so the scorer
+never rejects them for format; they differ in how the integer is chosen, hence how often it is
+right."""
+
+REWARD_PROBS = (0.9, 0.7, 0.5, 0.3)
+"""r̄(a) = P(reward = 1 | style a): invented numbers, not measurements. Every style succeeds
+often (think of easy problems), so a raw reward of 1 says little on its own; what carries
+information is whether a reward beat what was expected. That is the baseline's job."""
+
+BASELINES = ("none", "running", "batch")
+
+
+@dataclass(frozen=True)
+class BanditConfig:
+    """Everything that determines a bandit run. Defaults are the canonical run_003."""
+
+    actions: tuple[str, ...] = ACTIONS
+    """Names of the K actions, K >= 2; only used for printing."""
+    reward_probs: tuple[float, ...] = REWARD_PROBS
+    """r̄(a) for each action, K values in [0, 1]; the reward is Bernoulli(r̄(a))."""
+    lr: float = 0.75
+    """Learning rate (step size on the logits), > 0. Useful range here: about 0.1 to 2."""
+    steps: int = 300
+    """Number of updates, >= 1."""
+    baseline: str = "running"
+    """`none` (b = 0), `running` (b = running mean of past rewards), or `batch` (b = mean reward
+    of the current batch; needs batch_size >= 2)."""
+    batch_size: int = 1
+    """Samples per update, B >= 1. The update averages the B per-sample terms."""
+    baseline_alpha: float = 0.1
+    """Decay α of the running mean, b <- (1 - α) b + α r̄_batch, in (0, 1]. b starts at 0."""
+    seed: int = 0
+    """Seed of the one random generator of a run (numpy's default PCG64), >= 0."""
+    ablation_learners: int = 200
+    """Independent learners per baseline method in the ablation, >= 2."""
+    ablation_batch_size: int = 4
+    """Samples per update in the ablation, the same for all three methods, >= 2."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if len(self.reward_probs) < 2:
+            problems.append("reward_probs: need K >= 2 actions")
+        if len(self.actions) != len(self.reward_probs):
+            problems.append(f"actions: {len(self.actions)} names for "
+                            f"{len(self.reward_probs)} reward probabilities")
+        if not all(0.0 <= p <= 1.0 for p in self.reward_probs):
+            problems.append(f"reward_probs: each must be in [0, 1], got {self.reward_probs}")
+        if not self.lr > 0:
+            problems.append(f"lr: must be > 0, got {self.lr}")
+        if self.steps < 1:
+            problems.append(f"steps: must be >= 1, got {self.steps}")
+        if self.baseline not in BASELINES:
+            problems.append(f"baseline: must be one of {', '.join(BASELINES)}, "
+                            f"got {self.baseline!r}")
+        if self.batch_size < 1:
+            problems.append(f"batch_size: must be >= 1, got {self.batch_size}")
+        if self.baseline == "batch" and self.batch_size < 2:
+            problems.append("batch_size: the batch-mean baseline needs batch_size >= 2 (with "
+                            "one sample, r - mean(r) is always 0 and nothing is learned)")
+        if not 0.0 < self.baseline_alpha <= 1.0:
+            problems.append(f"baseline_alpha: must be in (0, 1], got {self.baseline_alpha}")
+        if self.seed < 0:
+            problems.append(f"seed: must be >= 0, got {self.seed}")
+        if self.ablation_learners < 2 or self.ablation_batch_size < 2:
+            problems.append("ablation_learners and ablation_batch_size: must be >= 2")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def k(self) -> int:
+        """K, the number of actions."""
+        return len(self.reward_probs)
+
+    @property
+    def best_action(self) -> int:
+        """The action with the highest r̄(a) (the first one on a tie)."""
+        return int(np.argmax(self.reward_probs))
+
+
+# -- 2. the formulas ------------------------------------------------------------------------------
+# Every function broadcasts over leading axes: theta may be (K,) for one learner or (L, K) for
+# L independent learners updated side by side.
+
+def softmax(theta: np.ndarray) -> np.ndarray:
+    """π(a) = exp(θ_a) / Σ_b exp(θ_b) over the last axis; (..., K) -> (..., K).
+
+    The max is subtracted first (the result is unchanged, the exponentials cannot overflow);
+    a logit of -inf gives probability exactly 0.
+    """
+    z = theta - np.max(theta, axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def grad_log_prob(actions: np.ndarray | int, probs: np.ndarray) -> np.ndarray:
+    """∇θ log π(a) = onehot(a) - π, the score function of a softmax policy.
+
+    `actions` has shape (...) of ints in [0, K); `probs` broadcasts against (..., K). The
+    entry for the sampled action is 1 - π(a) > 0; every other entry is -π(b) < 0. So a step
+    along it raises the sampled action's logit and lowers all others.
+    """
+    k = probs.shape[-1]
+    return np.eye(k)[actions] - probs
+
+
+def expected_reward(theta: np.ndarray, reward_means: np.ndarray) -> np.ndarray:
+    """J(θ) = Σ_a π(a) r̄(a), the objective; (..., K) -> (...)."""
+    return softmax(theta) @ np.asarray(reward_means)
+
+
+def expected_update(theta: np.ndarray, reward_means: np.ndarray,
+                    baseline: float | np.ndarray, lr: float) -> np.ndarray:
+    """The REINFORCE update averaged exactly over actions and rewards, no sampling:
+
+        E[Δθ] = lr * Σ_a π(a) (r̄(a) - b) (onehot(a) - π)
+
+    for a baseline b that does not depend on the sampled action (shape () or (...)). It equals
+    lr * ∇θ J(θ) = lr * π ⊙ (r̄ - J) whatever b is, because Σ_a π(a) (onehot(a) - π) = 0: the
+    baseline changes the noise of an update, never its average. `tests/test_bandit.py` checks
+    this against finite differences of J and against the closed form.
+    """
+    probs = softmax(theta)
+    k = probs.shape[-1]
+    grads = grad_log_prob(np.arange(k), probs[..., None, :])        # row a: onehot(a) - π
+    weights = probs * (np.asarray(reward_means) - np.asarray(baseline)[..., None])
+    return lr * (weights[..., None] * grads).sum(axis=-2)            # Σ_a π(a)(r̄(a)-b)(...)
+
+
+def mean_gradient(theta: np.ndarray, config: BanditConfig) -> np.ndarray:
+    """E[ĝ | θ], the average of the sampled gradient estimate `Step.gradient` at θ.
+
+    For `none` and `running` the baseline is fixed before sampling, so this is ∇J(θ). For
+    `batch` each reward also sits inside its own baseline, b = (1/B) Σ_j r_j, which shrinks the
+    average by exactly (1 - 1/B): E[(r_i - b) ∇log π(a_i)] = (1 - 1/B) ∇J. Same direction,
+    shorter step (the test checks it by enumerating every batch).
+    """
+    gradient = expected_update(theta, np.asarray(config.reward_probs), 0.0, 1.0)
+    if config.baseline == "batch":
+        return (1.0 - 1.0 / config.batch_size) * gradient
+    return gradient
+
+
+# -- 3. the update ----------------------------------------------------------------------------
+
+def sample_actions(probs: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n actions per learner by inverse CDF; probs (..., K) -> actions (..., n).
+
+    One uniform u per sample; the action is the number of cumulative probabilities <= u
+    (capped at K - 1 in case rounding leaves the last cumulative sum a hair below 1).
+    """
+    u = rng.random((*probs.shape[:-1], n))
+    cdf = np.cumsum(probs, axis=-1)
+    return np.minimum((u[..., None] >= cdf[..., None, :]).sum(axis=-1), probs.shape[-1] - 1)
+
+
+def sample_rewards(actions: np.ndarray, reward_probs: np.ndarray,
+                   rng: np.random.Generator) -> np.ndarray:
+    """A Bernoulli(r̄(a)) reward, 0.0 or 1.0, for each sampled action; same shape as actions."""
+    return (rng.random(actions.shape) < reward_probs[actions]).astype(float)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One REINFORCE update. Shapes for L learners (L axis absent for one), B samples, K actions."""
+
+    theta: np.ndarray        # (L, K) logits before the update
+    probs: np.ndarray        # (L, K) π before the update
+    actions: np.ndarray      # (L, B) sampled actions
+    rewards: np.ndarray      # (L, B) their 0/1 rewards
+    baseline: np.ndarray     # (L,)   the baseline b used in this update
+    advantages: np.ndarray   # (L, B) A = r - b
+    gradient: np.ndarray     # (L, K) ĝ = (1/B) Σ_i A_i ∇log π(a_i), the gradient estimate
+    new_theta: np.ndarray    # (L, K) θ + lr ĝ
+    new_probs: np.ndarray    # (L, K) π after the update
+    next_baseline: np.ndarray  # (L,) the running mean carried to the next step (else 0)
+
+
+def reinforce_step(theta: np.ndarray, running_mean: np.ndarray, config: BanditConfig,
+                   rng: np.random.Generator) -> Step:
+    """Sample B actions per learner, reward them, and take one REINFORCE step.
+
+    Args:
+        theta: logits, (K,) or (L, K).
+        running_mean: the running-mean baseline carried from the last step, () or (L,); only
+            read when `config.baseline == "running"`.
+        config: reward probabilities, lr, baseline method, batch size B, α.
+        rng: the run's random generator (the only source of randomness).
+    """
+    reward_probs = np.asarray(config.reward_probs)
+    probs = softmax(theta)
+    actions = sample_actions(probs, config.batch_size, rng)
+    rewards = sample_rewards(actions, reward_probs, rng)
+    batch_mean = rewards.mean(axis=-1)
+    if config.baseline == "none":
+        baseline = np.zeros_like(batch_mean)                         # b = 0
+    elif config.baseline == "running":
+        baseline = np.broadcast_to(running_mean, batch_mean.shape)   # b = mean of past rewards
+    else:
+        baseline = batch_mean                                        # b = (1/B) Σ_j r_j
+    advantages = rewards - baseline[..., None]                       # A_i = r_i - b
+    grads = grad_log_prob(actions, probs[..., None, :])              # onehot(a_i) - π
+    gradient = (advantages[..., None] * grads).mean(axis=-2)         # ĝ = mean_i A_i ∇log π(a_i)
+    new_theta = theta + config.lr * gradient                         # θ <- θ + lr ĝ
+    if config.baseline == "running":                                 # b <- (1-α) b + α r̄_batch
+        next_baseline = (1 - config.baseline_alpha) * baseline + config.baseline_alpha * batch_mean
+    else:
+        next_baseline = np.zeros_like(batch_mean)
+    return Step(theta, probs, actions, rewards, baseline, advantages, gradient, new_theta,
+                softmax(new_theta), next_baseline)
+
+
+def train(config: BanditConfig, rng: np.random.Generator,
+          learners: int | None = None) -> list[Step]:
+    """Run `config.steps` updates from θ = 0 (the uniform policy); return every `Step`.
+
+    With `learners=None` there is one learner and no learner axis (θ has shape (K,)); with
+    `learners=L` the L learners are independent (their own samples, same generator).
+    """
+    shape = (config.k,) if learners is None else (learners, config.k)
+    theta, running_mean = np.zeros(shape), np.zeros(shape[:-1])
+    history = []
+    for _ in range(config.steps):
+        step = reinforce_step(theta, running_mean, config, rng)
+        history.append(step)
+        theta, running_mean = step.new_theta, step.next_baseline
+    return history
+
+
+# -- 4. the log: slow motion and fast -------------------------------------------------------------
+
+ADVANTAGE_SIGN_NOTE = (
+    "How to read the advantage A = r - b: positive means the sampled action did better than the "
+    "baseline expected, so it is reinforced (its probability goes up); negative means it did "
+    "worse, so it is suppressed (its probability goes down); zero leaves the policy unchanged."
+)
+"""Printed once, at the top of every slow-motion log."""
+
+BASELINE_WORDS = {"none": "no baseline: b = 0",
+                  "running": "running mean of past rewards",
+                  "batch": "mean reward of this batch"}
+
+
+def _num(x: float, signed: bool = False) -> str:
+    x = round(float(x), 3) + 0.0  # + 0.0 turns a rounded -0.0 into 0.0
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+def _vec(values: np.ndarray, signed: bool = False) -> str:
+    return "[" + " ".join(_num(v, signed) for v in values) + "]"
+
+
+def _sign_words(advantage: float) -> str:
+    if advantage > 0:
+        return "positive: better than expected, the sampled action is reinforced"
+    if advantage < 0:
+        return "negative: worse than expected, the sampled action is suppressed"
+    return "zero: exactly as expected, nothing changes"
+
+
+def setup_lines(config: BanditConfig) -> list[str]:
+    """The header of every log: actions with their reward probabilities, and the settings."""
+    lines = ["Actions (index: style, chance of reward 1):"]
+    lines += [f"  {i}: {name:<36} r̄ = {p:.2f}"
+              for i, (name, p) in enumerate(zip(config.actions, config.reward_probs, strict=True))]
+    lines.append(f"Settings: lr = {config.lr}, baseline = {config.baseline} "
+                 f"({BASELINE_WORDS[config.baseline]}), batch size = {config.batch_size}, "
+                 f"steps = {config.steps}, seed = {config.seed}; θ starts at 0 (uniform policy)"
+                 + (", b at 0." if config.baseline == "running" else "."))
+    return lines
+
+
+def describe_step(number: int, step: Step, config: BanditConfig) -> str:
+    """One update of ONE learner (no learner axis) told as a story, several lines."""
+    lines = [f"step {number}",
+             f"  policy     θ = {_vec(step.theta, signed=True)}   π = {_vec(step.probs)}"]
+    for i, (a, r, adv) in enumerate(zip(step.actions, step.rewards, step.advantages,
+                                        strict=True)):
+        tag = f" #{i + 1}" if config.batch_size > 1 else ""
+        lines += [f"  sample{tag:<4} a = {a} ({config.actions[a]}), π(a) = {_num(step.probs[a])}",
+                  f"  reward     r = {r:.0f}"]
+        if i == 0:
+            lines.append(f"  baseline   b = {_num(step.baseline)} "
+                         f"({BASELINE_WORDS[config.baseline]})")
+        lines += [f"  advantage  A = r - b = {_num(adv, signed=True)}  ({_sign_words(adv)})",
+                  f"  direction  ∇log π(a) = onehot(a) - π = "
+                  f"{_vec(grad_log_prob(a, step.probs), signed=True)}"]
+    average = " mean over the batch of" if config.batch_size > 1 else ""
+    lines.append(f"  update     θ += lr ×{average} A × ∇log π(a) = "
+                 f"{_vec(config.lr * step.gradient, signed=True)}")
+    changes = []
+    for a in sorted(set(step.actions.tolist())):
+        before, after = step.probs[a], step.new_probs[a]
+        trend = "up" if after > before else "down" if after < before else "unchanged"
+        changes.append(f"π({a}) {_num(before)} -> {_num(after)} ({trend})")
+    lines.append(f"  result     π = {_vec(step.new_probs)}   " + ", ".join(changes))
+    return "\n".join(lines)
+
+
+def slow_motion_log(history: list[Step], config: BanditConfig) -> str:
+    """The story of every step in `history` (one learner), with the sign note once on top."""
+    parts = [*setup_lines(config), ADVANTAGE_SIGN_NOTE, ""]
+    parts += [describe_step(n, step, config) + "\n" for n, step in enumerate(history, start=1)]
+    return "\n".join(parts)
+
+
+def one_line(number: int, step: Step, config: BanditConfig) -> str:
+    """One update of one learner as one line: what was sampled, what it earned, where π is."""
+    actions = " ".join(str(a) for a in step.actions)
+    rewards = " ".join(f"{r:.0f}" for r in step.rewards)
+    advantage = _num(step.advantages.mean(), signed=True)
+    j = expected_reward(step.new_theta, np.asarray(config.reward_probs))
+    return (f"step {number:>4}  a={actions}  r={rewards}  b={_num(step.baseline)}  "
+            f"A={advantage}  P(best)={_num(step.new_probs[config.best_action])}  "
+            f"J={_num(j)}")
+
+
+def fast_log(history: list[Step], config: BanditConfig, every: int) -> str:
+    """One line every `every` steps (and the last step), then the final policy."""
+    lines = [one_line(n, step, config) for n, step in enumerate(history, start=1)
+             if n % every == 0 or n == 1 or n == len(history)]
+    final = history[-1].new_probs
+    lines.append("final policy: " + ", ".join(f"π({a}) = {_num(p)}" for a, p in enumerate(final)))
+    return "\n".join(lines)
+
+
+# -- 5. the baseline ablation -------------------------------------------------------------------
+
+def ablation(config: BanditConfig, rng: np.random.Generator) -> dict[str, Any]:
+    """Train `ablation_learners` independent learners with each baseline method.
+
+    All methods use `ablation_batch_size` samples per update (the batch mean needs a batch, and
+    equal samples keep the comparison fair), the same lr and number of steps. For each method:
+
+    - `p_best`: (steps + 1, L) the probability of the best action after each update (row 0 is
+      the uniform start);
+    - `variance`: (steps,) the gradient estimate's variance per step, E||ĝ - E[ĝ | θ]||²,
+      averaged over learners; E[ĝ | θ] is exact (`mean_gradient`), so this is pure noise.
+
+    The methods draw from `rng` one after the other; each learner has its own samples.
+    """
+    results = {}
+    for method in BASELINES:
+        method_config = replace(config, baseline=method, batch_size=config.ablation_batch_size)
+        history = train(method_config, rng, learners=config.ablation_learners)
+        start = history[0].probs[:, config.best_action]
+        p_best = np.stack([start] + [s.new_probs[:, config.best_action] for s in history])
+        noise = [((s.gradient - mean_gradient(s.theta, method_config)) ** 2).sum(-1).mean()
+                 for s in history]
+        results[method] = {"p_best": p_best, "variance": np.array(noise)}
+    return results
+
+
+# -- 6. the run ----------------------------------------------------------------------------------
+
+SLOW_MOTION_STEPS = 10
+"""How many steps the run's log tells in slow motion before switching to the fast log."""
+
+FAST_LOG_EVERY = 25
+P_BEST_TARGET = 0.9
+CHECKPOINTS = (10, 50, 100, 300)
+
+
+def _r(x: float, digits: int = 4) -> float:
+    return round(float(x), digits) + 0.0
+
+
+def _first_step_above(p_best: np.ndarray, target: float) -> int | None:
+    above = np.flatnonzero(p_best > target)
+    return int(above[0]) if above.size else None
+
+
+def summarise(config: BanditConfig, history: list[Step],
+              results: dict[str, dict[str, np.ndarray]]) -> dict[str, Any]:
+    """The numbers the lesson quotes: the single run and the ablation, rounded to 4 digits."""
+    reward_probs = np.asarray(config.reward_probs)
+    p_best = np.array([history[0].probs[config.best_action]]
+                      + [s.new_probs[config.best_action] for s in history])
+    rewards = np.concatenate([s.rewards for s in history])
+    train_summary = {
+        "baseline": config.baseline,
+        "steps": config.steps,
+        "expected_reward_start": _r(expected_reward(history[0].theta, reward_probs)),
+        "expected_reward_final": _r(expected_reward(history[-1].new_theta, reward_probs)),
+        "mean_sampled_reward": _r(rewards.mean()),
+        "p_best_final": _r(p_best[-1]),
+        "first_step_p_best_above_0.9": _first_step_above(p_best, P_BEST_TARGET),
+        "final_probs": {name: _r(p) for name, p in zip(config.actions, history[-1].new_probs,
+                                                      strict=True)},
+    }
+    methods = {}
+    for method, result in results.items():
+        curve = result["p_best"].mean(axis=1)
+        final = result["p_best"][-1]
+        methods[method] = {
+            "gradient_variance": _r(result["variance"].mean(), 5),
+            "gradient_variance_first_50_steps": _r(result["variance"][:50].mean(), 5),
+            "mean_p_best_at_step": {str(t): _r(curve[t]) for t in CHECKPOINTS
+                                    if t <= config.steps},
+            "p_best_final_p10": _r(np.quantile(final, 0.1)),
+            "share_final_p_best_below_0.5": _r((final < 0.5).mean()),
+        }
+    none_variance = results["none"]["variance"].mean()
+    for method in methods:
+        methods[method]["variance_vs_none"] = _r(results[method]["variance"].mean()
+                                                 / none_variance, 3)
+    return {
+        "kind": "bandit",
+        "actions": [{"index": i, "style": name, "reward_prob": p} for i, (name, p)
+                    in enumerate(zip(config.actions, config.reward_probs, strict=True))],
+        "best_action": config.best_action,
+        "train": train_summary,
+        "ablation": {"learners": config.ablation_learners,
+                     "batch_size": config.ablation_batch_size,
+                     "lr": config.lr, "steps": config.steps, "methods": methods},
+    }
+
+
+def learning_curve_png(config: BanditConfig, history: list[Step]) -> bytes:
+    import matplotlib.pyplot as plt
+
+    probs = np.stack([history[0].probs] + [s.new_probs for s in history])
+    j = probs @ np.asarray(config.reward_probs)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for a, name in enumerate(config.actions):
+        ax.plot(probs[:, a], label=f"π({a}): {name} (r̄={config.reward_probs[a]})")
+    ax.plot(j, "k--", label="J(θ) = expected reward")
+    ax.set(xlabel="update step", ylabel="probability / expected reward", ylim=(0, 1),
+           title=f"One learner, baseline = {config.baseline}, lr = {config.lr}")
+    ax.legend(fontsize=7, loc="center right")
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def ablation_png(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for method, result in results.items():
+        p_best = result["p_best"]
+        steps = np.arange(p_best.shape[0])
+        line, = left.plot(steps, p_best.mean(axis=1), label=f"baseline: {method}")
+        left.fill_between(steps, np.quantile(p_best, 0.1, axis=1),
+                          np.quantile(p_best, 0.9, axis=1), color=line.get_color(), alpha=0.15)
+        right.plot(np.arange(1, steps.size), result["variance"], color=line.get_color(),
+                   label=f"{method}: mean {result['variance'].mean():.4f}")
+    left.set(xlabel="update step", ylabel="P(best action)", ylim=(0, 1),
+             title=f"Mean over {config.ablation_learners} learners (band: 10th-90th pct)")
+    right.set(xlabel="update step", ylabel="E‖ĝ - E[ĝ]‖²", yscale="log",
+              title=f"Gradient noise (batch of {config.ablation_batch_size})")
+    left.legend(fontsize=8, loc="lower right")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def render_readme(config: BanditConfig, summary: dict[str, Any]) -> str:
+    train_s, abl = summary["train"], summary["ablation"]
+    rows = "\n".join(
+        f"| {m} | {s['gradient_variance']:.5f} | {s['variance_vs_none']:.3f} | "
+        f"{s['mean_p_best_at_step'].get('50', float('nan')):.3f} | "
+        f"{s['mean_p_best_at_step'].get(str(config.steps), float('nan')):.3f} | "
+        f"{s['share_final_p_best_below_0.5']:.3f} |"
+        for m, s in abl["methods"].items())
+    header = (f"| baseline | gradient noise | vs none | mean P(best) at step 50 | "
+              f"at step {config.steps} | share stuck (P(best) < 0.5) |")
+    stuck_none = abl["methods"]["none"]["share_final_p_best_below_0.5"]
+    first = train_s["first_step_p_best_above_0.9"]
+    reached = (f"first rises above 0.9 at step {first}" if first is not None
+               else "never rises above 0.9")
+    return f"""# Bandit: REINFORCE in slow motion (Loop C)
+
+One learner picks one of {config.k} completion styles, the verifier pays 1 with a fixed
+chance per style, and REINFORCE moves the logits: `θ += lr × (r − b) × (onehot(a) − π)`.
+Best style: `{config.actions[config.best_action]}` (r̄ = {config.reward_probs[config.best_action]}).
+
+## Files
+
+- `bandit_train_log.txt`: the first {SLOW_MOTION_STEPS} steps told in slow motion (θ, π, the
+  sampled action, reward, baseline, advantage and its sign, the update, the new π), then a
+  one-line summary every {FAST_LOG_EVERY} steps.
+- `learning_curve.png`: every action's probability and the expected reward over the run.
+- `bandit_ablation.png`: baseline none vs running mean vs batch mean, {abl['learners']}
+  learners each; left P(best) with a 10th–90th percentile band, right gradient noise per step.
+- `summary.json`: the numbers below; `manifest.json`: the config and seed that produced them.
+
+## The single run (baseline = {train_s['baseline']}, lr = {config.lr}, batch of {config.batch_size})
+
+Expected reward J(θ) goes from {train_s['expected_reward_start']:.3f} (uniform policy) to
+{train_s['expected_reward_final']:.3f} after {train_s['steps']} steps; P(best) ends at
+{train_s['p_best_final']:.3f} and {reached}.
+
+## The ablation ({abl['learners']} learners × {abl['steps']} steps, batch of {abl['batch_size']})
+
+Gradient noise is E‖ĝ − E[ĝ | θ]‖², with E[ĝ | θ] computed exactly, averaged over steps and
+learners.
+
+{header}
+| --- | --- | --- | --- | --- | --- |
+{rows}
+
+A baseline does not change where the updates point on average (the expected update is the
+same for any fixed b); it removes the part of the reward that every action gets anyway. Here
+most styles usually succeed, so a bare r = 1 says little, and without a baseline every success
+pushes its own action up, a mediocre style's frequent successes included: that is how
+{stuck_none:.1%} of the no-baseline learners ended stuck on a worse style. The batch mean
+also shrinks the average step by (1 − 1/B), because each reward sits inside its own baseline.
+
+## Toy tax
+
+This learns in a few hundred steps because there are {config.k} actions and the reward is a
+clean coin flip. A language model chooses among an enormous number of token sequences and
+its reward can be sparse, noisy or brittle. Read these curves as a microscope on the
+mechanism, not as a promise about how fast real post-training improves.
+
+Watch it live: `course bandit --slow-motion` (the story) or `course bandit --log-every-step`.
+Reproduce: `course runs regenerate run_003`; a new run: `course bandit --out DIR --note "..."`.
+"""
+
+
+def build_run(config: BanditConfig, note: str, record_git: bool = True) -> RunFiles:
+    """Train one learner, run the ablation, and return the run folder's files.
+
+    The run's one random generator is created here from `config.seed`: the single learner
+    draws first (so its log matches `course bandit --seed S`), then the ablation continues
+    the same stream.
+    """
+    rng = np.random.default_rng(config.seed)
+    history = train(config, rng)
+    results = ablation(config, rng)
+    summary = summarise(config, history, results)
+    log = "\n".join([
+        slow_motion_log(history[:SLOW_MOTION_STEPS], config),
+        f"Fast mode: one line every {FAST_LOG_EVERY} steps (P(best) and J after the update).",
+        fast_log(history, config, FAST_LOG_EVERY), ""])
+    run_manifest = manifest(kind="bandit", note=note, config=asdict(config), seed=config.seed,
+                            record_git=record_git)
+    return {
+        "README.md": render_readme(config, summary).encode("utf-8"),
+        "bandit_ablation.png": ablation_png(config, results),
+        "bandit_train_log.txt": log.encode("utf-8"),
+        "learning_curve.png": learning_curve_png(config, history),
+        "manifest.json": json_bytes(run_manifest),
+        "summary.json": json_bytes(summary),
+    }
+
+
+# -- 7. command line: course bandit ------------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "bandit", help="Loop C: REINFORCE on a 4-armed bandit, step by step",
+        description="Train a softmax policy over completion styles with REINFORCE and print "
+                    "the story. Writes a run folder only with --out.")
+    parser.add_argument("--slow-motion", action="store_true",
+                        help="tell every step as a story (default 10 steps)")
+    parser.add_argument("--steps", type=int, help="number of updates (default 300)")
+    parser.add_argument("--baseline", choices=BASELINES, default="running",
+                        help="how b is chosen (default running)")
+    parser.add_argument("--lr", type=float, default=BanditConfig.lr, help="learning rate")
+    parser.add_argument("--batch-size", type=int, default=1, help="samples per update")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--log-every-step", action="store_true",
+                        help="fast mode: print a one-line summary of every step")
+    parser.add_argument("--out", type=Path, help="also write a run folder here (with ablation)")
+    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: Any) -> int:
+    if args.out is not None:
+        if args.out.exists():
+            raise RunError(f"{display_path(args.out)} already exists: runs are never "
+                           "overwritten; choose a new --out folder")
+        if not args.note:
+            raise RunError("--out needs --note: the one change versus the previous run")
+    steps = args.steps if args.steps is not None else (10 if args.slow_motion else 300)
+    try:
+        config = BanditConfig(lr=args.lr, steps=steps, baseline=args.baseline,
+                              batch_size=args.batch_size, seed=args.seed)
+    except ValueError as err:
+        print(f"course bandit: error: {err}")
+        return 2
+    history = train(config, np.random.default_rng(config.seed))  # same draws as build_run's
+    if args.slow_motion:
+        print(slow_motion_log(history, config))
+    else:
+        print("\n".join(setup_lines(config)))
+        print(fast_log(history, config, every=1 if args.log_every_step else max(1, steps // 10)))
+    if args.out is not None:
+        path = write_run(args.out, build_run(config, args.note))
+        print(f"wrote {display_path(path)}")
+    return 0

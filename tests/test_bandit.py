@@ -1,0 +1,174 @@
+"""The REINFORCE bandit, checked against the exact gradient and against what the lesson claims."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from course import bandit
+from course.bandit import (
+    ADVANTAGE_SIGN_NOTE,
+    BanditConfig,
+    expected_reward,
+    expected_update,
+    mean_gradient,
+    reinforce_step,
+    softmax,
+    train,
+)
+from course.cli import main
+
+REWARD_MEANS = np.array(BanditConfig().reward_probs)
+THETAS = [np.zeros(4), np.array([0.5, -0.2, 0.1, 0.0]), np.array([2.0, 1.0, -1.0, 0.3]),
+          np.array([-3.0, 4.0, 0.0, 1.5])]
+
+
+def numerical_gradient(f, theta, eps=1e-6):
+    """Central finite differences: an independent reference for ∇θ J."""
+    grad = np.zeros_like(theta)
+    for i in range(theta.size):
+        step = np.zeros_like(theta)
+        step[i] = eps
+        grad[i] = (f(theta + step) - f(theta - step)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("theta", THETAS)
+@pytest.mark.parametrize("baseline", [0.0, 0.6, -1.3])
+def test_expected_update_is_lr_times_the_gradient_of_expected_reward(theta, baseline):
+    lr = 0.3
+    update = expected_update(theta, REWARD_MEANS, baseline, lr)
+    finite_diff = numerical_gradient(lambda t: expected_reward(t, REWARD_MEANS), theta)
+    pi = softmax(theta)
+    closed_form = pi * (REWARD_MEANS - pi @ REWARD_MEANS)           # π ⊙ (r̄ - J)
+    np.testing.assert_allclose(update, lr * finite_diff, atol=1e-8)
+    np.testing.assert_allclose(update, lr * closed_form, atol=1e-12)
+
+
+def test_expected_update_broadcasts_over_learners():
+    thetas = np.stack(THETAS)
+    baselines = np.array([0.0, 0.5, 1.0, -2.0])
+    together = expected_update(thetas, REWARD_MEANS, baselines, 0.1)
+    one_by_one = [expected_update(t, REWARD_MEANS, b, 0.1) for t, b in zip(thetas, baselines,
+                                                                           strict=True)]
+    np.testing.assert_allclose(together, one_by_one)
+
+
+@pytest.mark.parametrize("method", ["none", "running"])
+def test_monte_carlo_mean_of_sampled_updates_approaches_the_expected_update(method):
+    theta, b, learners = np.array([0.5, -0.2, 0.1, 0.0]), 0.4, 40_000
+    config = BanditConfig(baseline=method, lr=0.5)
+    step = reinforce_step(np.tile(theta, (learners, 1)), np.full(learners, b), config,
+                          np.random.default_rng(1))
+    updates = step.new_theta - step.theta
+    used_baseline = b if method == "running" else 0.0
+    expected = expected_update(theta, REWARD_MEANS, used_baseline, config.lr)
+    standard_error = updates.std(axis=0) / np.sqrt(learners)
+    assert np.all(np.abs(updates.mean(axis=0) - expected) < 4 * standard_error)
+
+
+@pytest.mark.parametrize("batch_size", [2, 3])
+@pytest.mark.parametrize("theta", THETAS[:3])
+def test_batch_mean_baseline_shrinks_the_expected_step_by_one_minus_one_over_b(theta,
+                                                                               batch_size):
+    # Exact: enumerate every batch of actions; given the actions the update is linear in the
+    # rewards, so their expectation can replace them.
+    pi, k = softmax(theta), len(REWARD_MEANS)
+    expected = np.zeros(k)
+    for batch in itertools.product(range(k), repeat=batch_size):
+        prob = np.prod(pi[list(batch)])
+        r = REWARD_MEANS[list(batch)]
+        for i, a in enumerate(batch):
+            expected += prob * (r[i] - r.mean()) * (np.eye(k)[a] - pi) / batch_size
+    config = BanditConfig(baseline="batch", batch_size=batch_size)
+    np.testing.assert_allclose(expected, mean_gradient(theta, config), atol=1e-12)
+    np.testing.assert_allclose(expected, (1 - 1 / batch_size)
+                               * expected_update(theta, REWARD_MEANS, 0.0, 1.0), atol=1e-12)
+
+
+def test_training_raises_p_best_past_0_9_under_the_canonical_seed():
+    config = BanditConfig()
+    history = train(config, np.random.default_rng(config.seed))
+    p_best = [s.new_probs[config.best_action] for s in history]
+    assert history[0].probs[config.best_action] == pytest.approx(0.25)
+    assert max(p_best[:100]) > 0.9          # within 100 steps
+    assert p_best[-1] > 0.95                # and it stays there
+    assert expected_reward(history[-1].new_theta, REWARD_MEANS) > 0.85
+
+
+def test_the_sign_of_the_advantage_decides_whether_the_sampled_action_goes_up():
+    config = BanditConfig(steps=60)
+    for step in train(config, np.random.default_rng(3)):
+        a, advantage = step.actions[0], step.advantages[0]
+        change = step.new_probs[a] - step.probs[a]
+        assert np.sign(change) == np.sign(advantage)
+
+
+def test_a_baseline_reduces_gradient_noise_and_speeds_up_learning():
+    config = BanditConfig(steps=120, ablation_learners=100)
+    results = bandit.ablation(config, np.random.default_rng(7))
+    noise = {m: r["variance"].mean() for m, r in results.items()}
+    assert noise["running"] < 0.7 * noise["none"]
+    assert noise["batch"] < noise["running"]
+    p50 = {m: r["p_best"][50].mean() for m, r in results.items()}
+    assert p50["running"] > p50["none"]
+
+
+def test_running_baseline_follows_its_formula():
+    config = BanditConfig(steps=5, baseline_alpha=0.25)
+    history = train(config, np.random.default_rng(0))
+    b = 0.0
+    for step in history:
+        assert step.baseline == pytest.approx(b)
+        b = 0.75 * b + 0.25 * step.rewards.mean()                 # b <- (1-α) b + α r
+
+
+def test_slow_motion_log_explains_the_advantage_sign_once_and_tells_every_step():
+    config = BanditConfig(steps=10)
+    log = bandit.slow_motion_log(train(config, np.random.default_rng(0)), config)
+    assert log.count(ADVANTAGE_SIGN_NOTE) == 1
+    assert log.count("How to read the advantage") == 1
+    for n in range(1, 11):
+        assert f"\nstep {n}\n" in log
+    assert log.count("advantage  A = r - b") == 10
+
+
+def test_build_run_files_are_complete():
+    config = BanditConfig(steps=30, ablation_learners=4)
+    files = bandit.build_run(config, note="test", record_git=False)
+    assert set(files) == {"README.md", "bandit_ablation.png", "bandit_train_log.txt",
+                          "learning_curve.png", "manifest.json", "summary.json"}
+    log = files["bandit_train_log.txt"].decode()
+    assert log.count(ADVANTAGE_SIGN_NOTE) == 1
+    assert "Toy tax" in files["README.md"].decode()
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"baseline": "batch", "batch_size": 1}, "batch_size"),
+    ({"reward_probs": (0.5, 1.5, 0.1, 0.1)}, "reward_probs"),
+    ({"actions": ("a", "b")}, "actions"),
+    ({"lr": 0.0}, "lr"),
+    ({"baseline": "median"}, "baseline"),
+])
+def test_config_rejects_bad_values_naming_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        BanditConfig(**kwargs)
+
+
+def test_cli_slow_motion_prints_the_story(capsys):
+    assert main(["bandit", "--slow-motion", "--steps", "3", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(ADVANTAGE_SIGN_NOTE) == 1 and "step 3" in out
+
+
+def test_cli_fast_mode_logs_every_step_on_request(capsys):
+    assert main(["bandit", "--steps", "40", "--log-every-step"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("step ")]
+    assert len(lines) == 40
+    assert main(["bandit", "--steps", "40"]) == 0
+    assert len([x for x in capsys.readouterr().out.splitlines() if x.startswith("step ")]) < 15
+
+
+def test_cli_rejects_a_batch_baseline_without_a_batch(capsys):
+    assert main(["bandit", "--baseline", "batch"]) == 2
+    assert "batch_size" in capsys.readouterr().out
