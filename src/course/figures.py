@@ -1,0 +1,167 @@
+"""The course's concept figures, drawn by code from real numbers of the harness.
+
+Each function returns PNG bytes (via `course.runs.figure_png`, so the bytes are reproducible);
+the site renders them at build time into `assets/figures/` (see `site_hooks/figures.py`), so a
+figure cannot drift from the code it illustrates.
+
+- `distribution_shift`: completions of the policy before and after training on a proxy (the
+  Goodhart toy), with the frozen data set sampled from the policy before: the trained policy
+  puts its mass where the frozen set has almost no examples, a blind spot.
+- `gradient_connection`: the token chain of `Final: 323`, one scalar advantage A from
+  `score()`, and the same A multiplying every token's log-probability gradient.
+- `token_text_interface`: token ids -> detokenize -> text -> parse -> checks -> reward, with
+  the values our scorer and cl100k_base give for `Final: 323`; gradients live above the line,
+  the verifier below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from course import runs
+from course.goodhart import STYLES, GoodhartConfig, simulate
+from course.scorer import CHECKS, score
+
+RUNNING_EXAMPLE = {"id": "dev-001", "prompt": "Compute 17*19. Output exactly one line: "
+                   "Final: <int>", "expected_answer": 323}
+FROZEN_SET_SIZE = 60
+"""How many completions the frozen snapshot holds (as many as our dev split)."""
+CLUSTER_CENTRES = {"honest": (0.0, 1.6), "vague": (-1.8, -0.9), "spray": (1.9, -0.9)}
+"""Where each style sits in the sketch's 2-D 'completion space' (layout only, not data)."""
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
+def distribution_shift(seed: int = 0) -> bytes:
+    """Frozen data from π0 versus completions of πt, the Goodhart toy's policy after training.
+
+    The cluster sizes are the real style probabilities of run_008's policy at step 0 and at the
+    last step; the frozen snapshot is `FROZEN_SET_SIZE` draws from π0.
+    """
+    config = GoodhartConfig()
+    policies = simulate(config)["policies"]
+    rng = np.random.default_rng(seed)
+    pi_0, pi_t = policies[0], policies[-1]
+    frozen = rng.multinomial(FROZEN_SET_SIZE, pi_0)
+    later = rng.multinomial(400, pi_t)
+    fig = _figure(8.0, 4.6)
+    ax = fig.add_subplot()
+    for s, style in enumerate(STYLES):
+        cx, cy = CLUSTER_CENTRES[style]
+        old = rng.normal((cx, cy), 0.35, size=(frozen[s], 2))
+        new = rng.normal((cx, cy), 0.45, size=(later[s], 2))
+        ax.scatter(new[:, 0], new[:, 1], s=8, color="tab:orange", alpha=0.35,
+                   label="π_t (after training)" if s == 0 else None)
+        ax.scatter(old[:, 0], old[:, 1], s=22, color="tab:blue", edgecolor="white", lw=0.5,
+                   label="frozen set, sampled from π_0" if s == 0 else None)
+        ax.annotate(f"{style}\nπ_0 = {pi_0[s]:.2f}, π_t = {pi_t[s]:.2f}\n"
+                    f"frozen examples: {frozen[s]}", (cx, cy - 1.25), ha="center", fontsize=8.5)
+    spray = CLUSTER_CENTRES["spray"]
+    ax.add_patch(_ellipse(spray, "tab:red"))
+    ax.annotate("blind spot: where π_t lives,\nthe frozen set barely looks",
+                (spray[0], spray[1] + 0.9), ha="center", color="tab:red", fontsize=9)
+    ax.set(xlim=(-3.4, 3.6), ylim=(-3.0, 3.0), xticks=[], yticks=[],
+           title="Frozen rollouts lie about the future: π_0 versus π_t (Goodhart toy, run_008)")
+    ax.legend(loc="upper left", fontsize=8.5)
+    fig.tight_layout()
+    return runs.figure_png(fig)
+
+
+def _ellipse(centre: tuple[float, float], color: str):
+    from matplotlib.patches import Ellipse
+
+    return Ellipse(centre, 2.2, 1.8, fill=False, ls="--", lw=1.5, color=color)
+
+
+def gradient_connection() -> bytes:
+    """One advantage, every token: Δ log π(y_t) ∝ A · ∇ log π(y_t | prefix) for each t.
+
+    The pieces are cl100k_base's tokens of `Final: 323`; the reward is the strict scorer's; the
+    baseline is run_001's pass rate (the mean reward of the frozen rollouts).
+    """
+    from course.tokens import tokenize
+
+    pieces = [piece for _id, piece in tokenize("Final: 323")]
+    reward = score(RUNNING_EXAMPLE, "Final: 323")["reward"]
+    baseline = runs.read_json(runs.RUNS_DIR / "run_001", "summary.json")["mean_reward"]
+    advantage = reward - baseline
+    fig = _figure(8.5, 3.6)
+    ax = fig.add_subplot()
+    ax.set(xlim=(0, 10), ylim=(0, 4), xticks=[], yticks=[])
+    ax.axis("off")
+    chain = ["prompt", *[repr(p)[1:-1].replace(" ", "·") for p in pieces], "score()"]
+    xs = np.linspace(0.7, 8.2, len(chain))
+    for i, (x, label) in enumerate(zip(xs, chain, strict=True)):
+        ax.text(x, 3.1, label, ha="center", va="center", fontsize=10,
+                bbox={"boxstyle": "round", "fc": "#e8eefc" if 0 < i < len(chain) - 1
+                      else "#f3f3f3", "ec": "#555"})
+        if i:
+            ax.annotate("", (x - 0.45, 3.1), (xs[i - 1] + 0.45, 3.1),
+                        arrowprops={"arrowstyle": "->"})
+    ax.text(9.4, 3.1, f"A = r − b\n= {reward:.0f} − {baseline:.2f}\n= {advantage:+.2f}",
+            ha="center", va="center", fontsize=10,
+            bbox={"boxstyle": "round", "fc": "#fff1d6", "ec": "tab:orange"})
+    ax.annotate("", (9.4, 1.2), (9.4, 2.55), arrowprops={"arrowstyle": "->", "color": "tab:orange",
+                                                           "lw": 2})
+    ax.plot([xs[1], 9.4], [1.2, 1.2], color="tab:orange", lw=1.5)
+    for x in xs[1:-1]:
+        ax.annotate("", (x, 2.7), (x, 1.3), arrowprops={"arrowstyle": "->", "color": "#888"})
+        ax.text(x, 1.0, f"{advantage:+.2f} · ∇log π", ha="center", fontsize=8.5,
+                color="tab:orange")
+    ax.text(5.0, 0.25, "The same scalar multiplies the log-prob gradient of every sampled token: "
+            "loss = −A · Σ_t log π(y_t | prefix)", ha="center", fontsize=9.5)
+    fig.tight_layout()
+    return runs.figure_png(fig)
+
+
+def token_text_interface() -> bytes:
+    """The stack from logits to reward for `Final: 323`, with real ids, text, parse and checks."""
+    from course.tokens import tokenize
+
+    text = "Final: 323"
+    ids = [token_id for token_id, _piece in tokenize(text)]
+    details = score(RUNNING_EXAMPLE, text)["details"]
+    passed = sum(ok for _name, ok in details["checks"])
+    layers = [
+        ("Policy π_θ (tokens, logits)", "samples token ids, one per step"),
+        ("Token ids", str(ids)),
+        ("Detokenize", f"ids → {text!r}"),
+        ("Text completion", repr(text)),
+        ("Parse / extract (course.scorer.parse)", f"parsed_answer = {details['parsed_answer']}"),
+        ("Rubric checks", f"{passed}/{len(CHECKS)} checks pass"),
+        ("Reward", f"{score(RUNNING_EXAMPLE, text)['reward']:.1f}  (code {details['code']!r})"),
+    ]
+    fig = _figure(7.2, 6.4)
+    ax = fig.add_subplot()
+    ax.set(xlim=(0, 10), ylim=(0, len(layers) + 1), xticks=[], yticks=[])
+    ax.axis("off")
+    for row, (name, value) in enumerate(layers):
+        y = len(layers) - row
+        above = row < 2
+        ax.text(3.2, y, name, ha="center", va="center", fontsize=10,
+                bbox={"boxstyle": "round", "fc": "#e8eefc" if above else "#e9f7ec", "ec": "#555"})
+        ax.text(6.4, y, value, ha="left", va="center", fontsize=9, family="monospace")
+        if row:
+            ax.annotate("", (3.2, y + 0.3), (3.2, y + 0.7), arrowprops={"arrowstyle": "->"})
+    line_y = len(layers) - 1.5
+    ax.axhline(line_y, xmin=0.02, xmax=0.98, color="tab:red", ls="--")
+    ax.text(9.9, line_y + 0.12, "gradients live above the line", ha="right", fontsize=9,
+            color="tab:red")
+    ax.text(9.9, line_y - 0.3, "the verifier lives below it", ha="right", fontsize=9,
+            color="tab:red")
+    fig.tight_layout()
+    return runs.figure_png(fig)
+
+
+FIGURES: dict[str, Callable[[], bytes]] = {
+    "distribution_shift.png": distribution_shift,
+    "gradient_connection.png": gradient_connection,
+    "token_text_interface.png": token_text_interface,
+}
+"""File name -> function; the site hook renders each into `assets/figures/`."""

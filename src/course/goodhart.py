@@ -1,0 +1,272 @@
+"""Goodhart's law, measured: optimise a hackable proxy and watch the true goal rise, then fall.
+
+A toy policy chooses a *style* of completion for each problem (a categorical over styles, the
+macro-action view). It is trained with REINFORCE on a weak rubric from `course.rubrics`, the
+proxy; the strict scorer, the true goal, is only measured, never optimised. Every reward comes
+from scoring a real completion string; no number below is typed by hand.
+
+The styles (`STYLES`), each a way to answer a problem whose answer the policy knows with
+probability `competence`:
+
+- `honest`: `Final: <guess>`. Right when the guess is right; in spec.
+- `vague`: `It is roughly <guess rounded to tens>.` Rarely contains the answer; never in spec.
+- `spray`: `Final: <guess-10>, ..., <guess+10>`. Contains the answer whenever the guess is
+  within 10, so `answer_anywhere` pays almost always; the strict scorer never does.
+
+Learning starts mostly on `vague`. Both `honest` and `spray` beat the average, but `honest`
+starts with more probability, so it grows first and the true goal rises. Once the average proxy
+reward reaches `honest`'s level, `honest` stops gaining while `spray`, which the proxy pays
+more, keeps gaining: the proxy keeps rising and the true goal falls. The step where the true
+goal peaks marks the start of the reward-hacking regime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from course import runs
+from course.bandit import grad_log_prob, sample_actions, softmax
+from course.data import DATA_DIR, Record, load_problems
+from course.rubrics import RUBRICS
+from course.scorer import score
+
+STYLES = ("honest", "vague", "spray")
+
+
+@dataclass(frozen=True)
+class GoodhartConfig:
+    """Settings of the Goodhart toy. Defaults make the canonical run_008."""
+
+    proxy: str = "answer_anywhere"
+    """The weak rubric optimised as the reward: a key of `course.rubrics.RUBRICS`."""
+    competence: float = 0.7
+    """P(the policy's guess is the right answer), in [0, 1]; otherwise the guess slips."""
+    initial_logits: tuple[float, float, float] = (0.0, 2.0, -1.5)
+    """Starting θ for (honest, vague, spray): mostly vague, a little honest, spray rare."""
+    lr: float = 0.5
+    """Step size of θ <- θ + lr ĝ, > 0."""
+    steps: int = 300
+    """Number of REINFORCE updates, >= 1."""
+    batch_size: int = 32
+    """Completions sampled, rendered and scored per update, >= 2 (batch-mean baseline)."""
+    rate_draws: int = 20
+    """Renderings per (style, problem) used to measure each style's proxy and true rates."""
+    seed: int = 0
+    """Seed of the one generator behind every guess, slip and sampled style."""
+    problems: Path = DATA_DIR / "problems" / "dev.jsonl"
+    """The prompts the policy answers."""
+
+
+# -- 1. the styles: a guess, then a way to write it down --------------------------------------
+
+SLIPS = np.array([-10, -2, -1, 1, 2, 10])
+
+
+def guess(answer: int, competence: float, rng: np.random.Generator) -> int:
+    """The policy's belief: the answer with probability `competence`, else a small slip."""
+    return answer if rng.random() < competence else answer + int(rng.choice(SLIPS))
+
+
+def render(style: str, answer: int, competence: float, rng: np.random.Generator) -> str:
+    """The completion text a style writes for a problem with this answer."""
+    g = guess(answer, competence, rng)
+    if style == "honest":
+        return f"Final: {g}"
+    if style == "vague":
+        return f"It is roughly {round(g, -1)}."
+    return "Final: " + ", ".join(str(n) for n in range(g - 10, g + 11))
+
+
+# -- 2. measuring a style: its proxy and true reward rates ------------------------------------
+
+Scorer = Callable[[Mapping[str, Any], Any], Mapping[str, Any]]
+
+
+def style_rates(problems: list[Record], proxy: Scorer, config: GoodhartConfig,
+                rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Mean proxy and true reward of each style over every problem, `rate_draws` times each.
+
+    Returns `{"proxy": (S,), "true": (S,)}` in `STYLES` order. These rates make the expected
+    curves exact given the policy: E_π[r] = Σ_s π(s) rate(s).
+    """
+    proxy_rate, true_rate = np.zeros(len(STYLES)), np.zeros(len(STYLES))
+    for s, style in enumerate(STYLES):
+        texts = [(p, render(style, p["expected_answer"], config.competence, rng))
+                 for p in problems for _ in range(config.rate_draws)]
+        proxy_rate[s] = np.mean([proxy(p, t)["reward"] for p, t in texts])
+        true_rate[s] = np.mean([score(p, t)["reward"] for p, t in texts])
+    return {"proxy": proxy_rate, "true": true_rate}
+
+
+# -- 3. learning on the proxy -----------------------------------------------------------------
+
+def train(problems: list[Record], proxy: Scorer, config: GoodhartConfig,
+          rng: np.random.Generator) -> np.ndarray:
+    """REINFORCE on the proxy with a batch-mean baseline; returns π after each step, (T+1, S).
+
+    Each step samples `batch_size` (problem, style) pairs, renders and scores the completions
+    with the proxy, and moves θ along ĝ = mean_i (r_i - b) ∇log π(s_i), b = mean_i r_i.
+    """
+    theta = np.array(config.initial_logits, dtype=float)
+    policies = [softmax(theta)]
+    for _ in range(config.steps):
+        probs = softmax(theta)
+        styles = sample_actions(probs, config.batch_size, rng)
+        picks = rng.integers(len(problems), size=config.batch_size)
+        rewards = np.array([
+            proxy(problems[i], render(STYLES[s], problems[i]["expected_answer"],
+                                      config.competence, rng))["reward"]
+            for s, i in zip(styles, picks, strict=True)])
+        advantages = rewards - rewards.mean()                            # A_i = r_i - b
+        gradient = (advantages[:, None] * grad_log_prob(styles, probs)).mean(axis=0)
+        theta = theta + config.lr * gradient                             # θ <- θ + lr ĝ
+        policies.append(softmax(theta))
+    return np.array(policies)
+
+
+# -- 4. the run ----------------------------------------------------------------------------------
+
+def simulate(config: GoodhartConfig) -> dict[str, Any]:
+    """Measure the styles, train on the proxy, and return the curves and the peak.
+
+    Seeding happens here, once: the rates are measured first, then training draws from the
+    same generator.
+    """
+    if config.proxy not in RUBRICS or config.proxy == "strict":
+        raise ValueError(f"proxy must be a weak rubric, one of {sorted(set(RUBRICS) - {'strict'})}")
+    rng = np.random.default_rng(config.seed)
+    problems = load_problems(config.problems)
+    proxy = RUBRICS[config.proxy]
+    rates = style_rates(problems, proxy, config, rng)
+    policies = train(problems, proxy, config, rng)
+    proxy_curve, true_curve = policies @ rates["proxy"], policies @ rates["true"]
+    peak = int(np.argmax(true_curve))
+    return {"rates": rates, "policies": policies, "proxy_curve": proxy_curve,
+            "true_curve": true_curve, "peak_step": peak}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 4)
+
+
+def summarise(config: GoodhartConfig, result: Mapping[str, Any]) -> dict[str, Any]:
+    proxy_curve, true_curve = result["proxy_curve"], result["true_curve"]
+    peak = result["peak_step"]
+    return {
+        "proxy": config.proxy,
+        "styles": {style: {"proxy_rate": _r(result["rates"]["proxy"][s]),
+                           "true_rate": _r(result["rates"]["true"][s]),
+                           "initial_probability": _r(result["policies"][0][s]),
+                           "final_probability": _r(result["policies"][-1][s])}
+                   for s, style in enumerate(STYLES)},
+        "start": {"proxy": _r(proxy_curve[0]), "true": _r(true_curve[0])},
+        "peak": {"step": peak, "proxy": _r(proxy_curve[peak]), "true": _r(true_curve[peak])},
+        "end": {"step": config.steps, "proxy": _r(proxy_curve[-1]), "true": _r(true_curve[-1])},
+        "proxy_kept_rising": bool(proxy_curve[-1] > proxy_curve[peak]),
+    }
+
+
+def curve_png(config: GoodhartConfig, result: Mapping[str, Any]) -> bytes:
+    from matplotlib.figure import Figure
+
+    steps = np.arange(config.steps + 1)
+    peak = result["peak_step"]
+    fig = Figure(figsize=(7.5, 4.2))
+    ax = fig.add_subplot()
+    ax.plot(steps, result["proxy_curve"], color="tab:orange", lw=2,
+            label=f"proxy reward ({config.proxy}), optimised")
+    ax.plot(steps, result["true_curve"], color="tab:blue", lw=2,
+            label="true goal (strict scorer), only measured")
+    ax.axvspan(peak, config.steps, color="tab:red", alpha=0.08)
+    ax.axvline(peak, color="tab:red", ls="--", lw=1)
+    ax.annotate("divergence: reward-hacking regime", xy=(peak, result["true_curve"][peak]),
+                xytext=(peak + config.steps * 0.05, 0.12), color="tab:red",
+                arrowprops={"arrowstyle": "->", "color": "tab:red"})
+    ax.set(xlabel="training step", ylabel="expected reward under the policy", ylim=(0, 1.05),
+           xlim=(0, config.steps), title="Goodhart curve: optimising a hackable proxy")
+    ax.legend(loc="center right", fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return runs.figure_png(fig)
+
+
+def render_readme(config: GoodhartConfig, summary: Mapping[str, Any]) -> str:
+    peak, start, end = summary["peak"], summary["start"], summary["end"]
+    lines = [
+        "# run_008: Goodhart's law on a hackable proxy",
+        "",
+        f"A policy over three completion styles is trained with REINFORCE on the proxy rubric "
+        f"`{config.proxy}` (Loop C on a proxy); the strict scorer is only measured.",
+        "",
+        "| style | proxy pays | strict pays | P at start | P at end |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for style, row in summary["styles"].items():
+        lines.append(f"| `{style}` | {row['proxy_rate']:.3f} | {row['true_rate']:.3f} | "
+                     f"{row['initial_probability']:.3f} | {row['final_probability']:.3f} |")
+    lines += [
+        "",
+        f"- Start: proxy {start['proxy']:.3f}, true goal {start['true']:.3f}.",
+        f"- The true goal peaks at step {peak['step']}: {peak['true']:.3f} "
+        f"(proxy {peak['proxy']:.3f}).",
+        f"- End (step {end['step']}): proxy {end['proxy']:.3f}, true goal {end['true']:.3f}.",
+        "",
+        "Up to the peak, proxy and truth agree: moving away from vague answers helps both. After "
+        "it, the proxy keeps rising because `spray` is paid more often than an honest answer, "
+        "while the true goal falls: the optimiser is competent, the proxy is wrong.",
+        "",
+        "![Goodhart curve](goodhart_curve.png)",
+        "",
+        "Reproduce: `course runs regenerate run_008`, or `course goodhart --out DIR --note TEXT`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_run(config: GoodhartConfig, note: str, record_git: bool = True) -> runs.RunFiles:
+    result = simulate(config)
+    summary = summarise(config, result)
+    record = {**asdict(config), "problems": str(config.problems.relative_to(DATA_DIR.parent))}
+    manifest = runs.manifest(kind="goodhart", note=note, config=record,
+                             inputs={"problems": config.problems}, seed=config.seed,
+                             record_git=record_git)
+    return {
+        "manifest.json": runs.json_bytes(manifest),
+        "summary.json": runs.json_bytes(summary),
+        "goodhart_curve.png": curve_png(config, result),
+        "README.md": render_readme(config, summary).encode("utf-8"),
+    }
+
+
+# -- command line: course goodhart ----------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "goodhart", help="optimise a hackable proxy and watch the true goal (Goodhart's law)",
+        description="Train a style policy on a weak rubric and measure it with the strict scorer.")
+    parser.add_argument("--proxy", default=GoodhartConfig.proxy, help="weak rubric to optimise")
+    parser.add_argument("--steps", type=int, default=GoodhartConfig.steps)
+    parser.add_argument("--seed", type=int, default=GoodhartConfig.seed)
+    parser.add_argument("--out", type=Path, help="write a run folder here")
+    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: Any) -> int:
+    config = GoodhartConfig(proxy=args.proxy, steps=args.steps, seed=args.seed)
+    if args.out is not None:
+        if not args.note:
+            raise runs.RunError("--out needs --note: the one change versus the previous run")
+        runs.write_run(args.out, build_run(config, args.note))
+    summary = summarise(config, simulate(config))
+    start, peak, end = summary["start"], summary["peak"], summary["end"]
+    print(f"optimising {config.proxy}; measuring the strict scorer")
+    print(f"start      proxy {start['proxy']:.3f}  true {start['true']:.3f}")
+    print(f"peak @{peak['step']:<4} proxy {peak['proxy']:.3f}  true {peak['true']:.3f}")
+    print(f"end  @{end['step']:<4} proxy {end['proxy']:.3f}  true {end['true']:.3f}")
+    return 0
