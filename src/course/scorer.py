@@ -156,8 +156,9 @@ SPEC_DECISIONS: Final = (
     ("an int", 323, "not_a_string", "The policy emits text, not numbers."),
     ("wrong number", "Final: 324", "wrong_answer", "Well-formed, but not the answer."),
 )
-"""The spec as a table of decisions, each with its reason; the tests run every row against
-an example whose `expected_answer` is 323."""
+"""The spec as a table of decisions, each with its reason. The tests run every row against an
+example whose `expected_answer` is 323, except two rows whose completion names another answer:
+`negative answer` (-42) and `zero` (0)."""
 
 
 class Details(TypedDict, total=False):
