@@ -241,3 +241,11 @@ def test_cli_prints_and_saves(small_config, tmp_path, capsys):
 
 def test_committed_run_006_is_rebuilt_byte_for_byte():
     assert canonical.verify(["run_006"]) == {"run_006": []}
+
+
+@pytest.mark.parametrize("name", sorted(RUBRICS))
+def test_a_huge_expected_answer_is_refused_not_crashed_on(name):
+    # str() of an int past CPython's digit limit raises; no completion can match such an answer.
+    result = RUBRICS[name]({"expected_answer": 10**5000}, "Final: 1")
+    assert result["reward"] == 0.0
+    assert result["details"]["code"] in {"invalid_example", "wrong_answer"}

@@ -60,11 +60,16 @@ WEAK_CODES: Final = {
 
 # -- 1. the shared skeleton: extract, then compare -------------------------------------------------
 
+_TOO_BIG = 10**MAX_DIGITS
+
+
 def _judge(rubric: str, example: Mapping[str, Any], completion: Any, extract: Extractor, *,
            compare: bool = True) -> dict[str, Any]:
     """Run one weak rubric: guard the inputs, `extract` an integer, compare it (or not)."""
     expected = example.get("expected_answer") if isinstance(example, Mapping) else None
-    if type(expected) is not int:  # the same guard as the strict scorer: bool is rejected too
+    if type(expected) is not int or abs(expected) >= _TOO_BIG:
+        # the strict scorer's guard (bool is rejected too), plus answers longer than MAX_DIGITS:
+        # no completion can be right about them, and `str()` of a huge int would raise
         code, parsed = "invalid_example", None
     elif not isinstance(completion, str):
         code, parsed = "not_a_string", None
@@ -313,12 +318,12 @@ def code_span(completion: str) -> str:
     return "`" + repr(completion).replace("|", "\\x7c").replace("`", "\\x60") + "`"
 
 
-def _plain(text: str) -> str:
+def plain_cell(text: str) -> str:
     """An id or class name for a Markdown table cell: a literal `|` would split the cell."""
     return text.replace("|", "\\|")
 
 
-def _table(header: list[str], lines: list[list[str]]) -> list[str]:
+def markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
             *("| " + " | ".join(cells) + " |" for cells in lines)]
 
@@ -330,18 +335,18 @@ def reading(summary: Mapping[str, Any]) -> list[str]:
     for name, stats in summary["rubrics"].items():
         classes = [cls for cls, info in summary["exploit_classes"].items() if name in info["fools"]]
         fooled = (f"is fooled by {stats['false_positives']} of {n_exploits} exploits "
-                  f"(classes: {', '.join(_plain(cls) for cls in classes)})" if classes
+                  f"(classes: {', '.join(plain_cell(cls) for cls in classes)})" if classes
                   else f"pays 0 of {n_exploits} exploits: it resists every exploit class")
         refused = (f"it refuses {stats['false_negatives']} of {n_correct} golden-correct cases "
-                   f"({', '.join(_plain(i) for i in stats['refuses_correct'])}), each one a "
+                   f"({', '.join(plain_cell(i) for i in stats['refuses_correct'])}), each one a "
                    "false negative" if stats["false_negatives"]
                    else f"it pays all {n_correct} golden-correct cases (no false negative)")
         bullets.append(f"- `{name}` {fooled}; {refused}.")
     unpaid = [cls for cls, info in summary["exploit_classes"].items() if not info["fools"]]
     if unpaid:
         bullets.append(f"- Exploit classes that fool none of these rubrics: "
-                       f"{', '.join(map(_plain, unpaid))}. They stay in the suite as regression "
-                       "cases: any future rubric must refuse them too.")
+                       f"{', '.join(map(plain_cell, unpaid))}. They stay in the suite as "
+                       "regression cases: any future rubric must refuse them too.")
     return bullets
 
 
@@ -370,21 +375,22 @@ def readme(config: MatrixConfig, rows: list[dict[str, Any]], summary: Mapping[st
         "",
         "Cells: how many cases of the class the rubric pays.",
         "",
-        *_table(["exploit class", "cases", *rubrics],
-                [[_plain(cls), str(info["cases"]), *(str(info["paid"][n]) for n in rubrics)]
+        *markdown_table(["exploit class", "cases", *rubrics],
+                [[plain_cell(cls), str(info["cases"]), *(str(info["paid"][n]) for n in rubrics)]
                  for cls, info in summary["exploit_classes"].items()]),
         "",
         "## Exploits (a good rubric pays 0)",
         "",
-        *_table(["id", "exploit class", "expected", "completion", *rubrics],
-                [[_plain(row["id"]), _plain(row["exploit_class"]), str(row["expected_answer"]),
-                  code_span(row["completion"]), *(_cell(row, n) for n in rubrics)]
-                 for row in rows if row["set"] == "exploit"]),
+        *markdown_table(
+            ["id", "exploit class", "expected", "completion", *rubrics],
+            [[plain_cell(row["id"]), plain_cell(row["exploit_class"]), str(row["expected_answer"]),
+              code_span(row["completion"]), *(_cell(row, n) for n in rubrics)]
+             for row in rows if row["set"] == "exploit"]),
         "",
         "## Golden correct (a good rubric pays 1)",
         "",
-        *_table(["id", "expected", "completion", *rubrics],
-                [[_plain(row["id"]), str(row["expected_answer"]), code_span(row["completion"]),
+        *markdown_table(["id", "expected", "completion", *rubrics],
+                [[plain_cell(row["id"]), str(row["expected_answer"]), code_span(row["completion"]),
                   *(_cell(row, n) for n in rubrics)]
                  for row in rows if row["set"] == "correct"]),
         "",
