@@ -16,8 +16,20 @@ from course import __version__
 from course.data import DataError
 from course.runs import RunError
 
-COMMAND_MODULES = (
+COMMAND_MODULES = (  # in the order of the course: measure, select, learn, red-team, practise
     "course.scorer",
+    "course.datagen",
+    "course.eval",
+    "course.canonical",
+    "course.selection",
+    "course.bandit",
+    "course.mdp",
+    "course.kl",
+    "course.tokens",
+    "course.rubrics",
+    "course.goodhart",
+    "course.peers",
+    "course.check",
 )
 
 
