@@ -186,7 +186,7 @@ def run_data_command(argv: list[str]) -> int:
 
 def test_generate_and_check_commands(tmp_path, capsys):
     assert run_data_command(["data", "generate", "--out", str(tmp_path / "d")]) == 0
-    assert "10 file(s) written" in capsys.readouterr().out
+    assert f"{len(datagen.build_data())} file(s) written" in capsys.readouterr().out
     assert datagen.check(tmp_path / "d") == []
     assert run_data_command(["data", "generate", "--out", str(tmp_path / "d")]) == 0
     assert "0 file(s) written" in capsys.readouterr().out  # unchanged files are not touched

@@ -544,6 +544,11 @@ HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
                                       "examples as recorded at the time"),
     "kata/teacher_key_m0.json": (load_kata_key, "hand-written answer key for the kata "
                                                 "(teacher only)"),
+    "kata/kata_m5.jsonl": (load_kata, "hand-written harder debugging kata (Milestone 5): 10 "
+                                      "scored examples, each with the scorer_version that "
+                                      "recorded it"),
+    "kata/teacher_key_m5.json": (load_kata_key, "hand-written answer key for the Milestone 5 "
+                                                "kata (teacher only)"),
 }
 
 
@@ -660,8 +665,11 @@ Full sha256 values, sampling settings, mode counts and the designed selection ca
 - `golden/`: hand-written regression cases for the scorer. `correct.jsonl` must score 1;
   `exploits.jsonl` must score 0 with the recorded `expected_code`, and each case names its
   `exploit_class` (the closed set is `course.data.EXPLOIT_CLASSES`).
-- `kata/`: the Milestone 0 debugging kata (hand-written). `kata_m0.jsonl` holds the scored
-  examples as recorded by the scorer used at the time; `teacher_key_m0.json` is the answer key.
+- `kata/`: the debugging kata (hand-written). `kata_m0.jsonl` (Milestone 0) holds the scored
+  examples as recorded by the scorer used at the time; `kata_m5.jsonl` (Milestone 5, harder)
+  also names that scorer in an extra `scorer_version` field. `teacher_key_m*.json` are the
+  answer keys; `course check kata` and `course check kata_m5` reveal an entry only after the
+  student has labelled it.
 
 The sampling settings recorded in `provenance.json` (temperature {NOMINAL_TEMPERATURE},
 top_p {NOMINAL_TOP_P}) are labels that describe the stand-in; they were never passed to a model.

@@ -1,0 +1,792 @@
+"""Exercises that check themselves: `course check NAME` runs the student's code against the course.
+
+The student's folder `workspace/` holds one small file per exercise. Each has a docstring that
+states the inputs, the outputs and the rule, and a clearly marked block to fill in::
+
+    # --- YOUR CODE (Milestone 1) ---
+    raise NotImplementedError(...)
+    # --- END OF YOUR CODE ---
+
+A check loads that file fresh, by its path (never a cached import), runs a table of real cases
+against an independent reference from the course (the tie rule of `course.selection.pick_best`,
+the softmax gradient of `course.bandit`, returns worked out by hand, `course.kl.kl_divergence`,
+the strict scorer and the weak rubrics, the kata answer keys) and returns a `Report` with one
+of four statuses:
+
+- `not started`: the stub is untouched: it still raises NotImplementedError, or its lists and
+  labels are still empty;
+- `passing`: every case agrees with the reference;
+- `failing`: some case disagrees; the report shows each case's input, what was expected and
+  what the student's code gave, with a hint;
+- `error`: the student's code raised something else (or the file does not load); the report
+  names the exception and the line of the STUDENT's file, without a traceback.
+
+`course check NAME` prints one report; `course check --all` (or just `course check`) prints the
+progress table. Exit code 0 when every exercise checked is passing, 1 otherwise, 2 when the
+workspace folder does not exist. Teachers grade a student's folder with
+`course check --all --workspace path/to/their/workspace`; `--workspace teacher/solutions`
+checks the reference solutions.
+
+The module reads top to bottom: the registry; loading a file and calling the student's code;
+one small checker per exercise; running a check; the report printer; the command line.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import math
+import textwrap
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from course import bandit, kl, selection
+from course.data import (
+    DATA_DIR,
+    KATA_CAUSES,
+    REPO_ROOT,
+    DataError,
+    display_path,
+    load_golden,
+    load_kata,
+    load_kata_key,
+    load_pack,
+    load_problems,
+)
+from course.datagen import INSTRUCTION
+from course.rubrics import RUBRICS
+from course.scorer import CODES, SPEC_DECISIONS, score
+
+WORKSPACE = REPO_ROOT / "workspace"
+"""The student's folder. Reference solutions live under `teacher/solutions/`, same file names."""
+
+STATUSES = ("not started", "passing", "failing", "error")
+
+
+# -- 1. the registry -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str       # what the student types: `course check NAME`
+    milestone: str  # where it belongs in the course, e.g. "M0.5"
+    file: str       # the stub in workspace/ (the reference solution has the same name)
+    done: str       # what `passing` means, in one sentence
+    hint: str       # printed under a failing or error report
+
+
+EXERCISES: dict[str, Exercise] = {e.name: e for e in (
+    Exercise("kata", "M0", "kata_m0_labels.py",
+             "every example of the Milestone 0 kata has the key's cause and a proposed fix",
+             "Decide who was wrong: the policy (model_failure), the scorer of the time "
+             "(verifier_bug), the prompt (ambiguous_spec), or a weak rubric that was gamed "
+             "(reward_hack). Re-score the completion with `course score` to compare."),
+    Exercise("pick_best", "M0.5", "pick_best.py",
+             "the highest reward is picked on every case, ties going to the first sample",
+             "Keep the first sample as the best so far and replace it only when a later sample "
+             "has a STRICTLY greater reward."),
+    Exercise("reinforce_step", "M1", "reinforce_step.py",
+             "A = r - b and the new logits match the REINFORCE update on every case",
+             "π = softmax(θ) (subtract max(θ) before exp); A = r - b; "
+             "θ' = θ + lr · A · (onehot(a) - π), built as a new array."),
+    Exercise("trajectory_return", "M2", "trajectory_return.py",
+             "the return and every return-to-go match the hand-worked values",
+             "G = r_0 + γ r_1 + γ² r_2 + ...; going backwards, G_t = r_t + γ · G_(t+1), "
+             "starting from 0 after the last step."),
+    Exercise("kl", "M3", "kl.py",
+             "KL(p ‖ q) matches course.kl.kl_divergence on every case, including the zeros",
+             "Sum p(a) · log(p(a) / q(a)) over the actions with p(a) > 0 only; if any of "
+             "them has q(a) = 0, the answer is inf."),
+    Exercise("spec_tests", "M4", "spec_tests.py",
+             "at least 5 new spec cases, at least 3 different codes, and the strict scorer "
+             "agrees with every one",
+             "Run `course score --expected N \"COMPLETION\"` to see what the scorer decides "
+             "and why, and `course score --spec` for the decisions that already exist."),
+    Exercise("red_team", "M5", "red_team.py",
+             "at least 3 new exploits, each paid by a weak rubric and refused by the strict "
+             "scorer, fooling at least 2 different rubrics",
+             "`course rubrics` shows what each weak rubric admits; write a completion that "
+             "is wrong or out of spec but walks through one of those holes."),
+    Exercise("kata_m5", "M5", "kata_m5_labels.py",
+             "every example of the Milestone 5 kata has the key's cause and a proposed fix",
+             "Look at scorer_version first: a reward recorded by an old or weak scorer must "
+             "be re-scored (`course score`) before you blame the policy."),
+)}
+
+
+# -- 2. loading the student's file and calling their code ------------------------------------------
+
+@dataclass(frozen=True)
+class Case:
+    """One row of a check: what went in, what was expected, what the student's code gave."""
+
+    name: str
+    passed: bool
+    given: str = ""
+    expected: str = ""
+    got: str = ""
+    note: str = ""           # under a failed case: why it matters, what to try
+    unwritten: bool = False  # the student's function still raised NotImplementedError
+
+
+class NotStarted(Exception):
+    """The file is still the untouched stub; the message says what to do first."""
+
+
+class Broken(Exception):
+    """The file's shape is wrong (a renamed function, a list that is not a list...)."""
+
+
+class StudentError(Exception):
+    """The student's code raised an unexpected exception while `case` was being checked."""
+
+    def __init__(self, error: BaseException, case: str):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error, self.case = error, case
+
+
+LOADING = "loading the file"  # the "case" named when the file itself fails to run
+
+
+def load_student_file(path: Path) -> ModuleType:
+    """Run the student's file as a brand-new module, from its source text every time.
+
+    Compiling the source ourselves (rather than `import`) means an edit is always seen, even
+    one made within the same second, and no `__pycache__` appears in the workspace.
+    """
+    spec = importlib.util.spec_from_file_location(f"workspace_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
+    except NotImplementedError:
+        raise NotStarted(f"{display_path(path)} raises NotImplementedError as it loads") from None
+    except (Exception, SystemExit) as err:  # a syntax error or a crash at import: theirs
+        raise StudentError(err, LOADING) from err
+    return module
+
+
+def _function(module: ModuleType, name: str) -> Callable[..., Any]:
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise Broken(f"the file has no function `{name}`: keep the stub's name and signature")
+    return function
+
+
+def _attribute(module: ModuleType, name: str, kind: type) -> Any:
+    value = getattr(module, name, None)
+    if not isinstance(value, kind):
+        raise Broken(f"the file needs `{name}` to be a {kind.__name__}, "
+                     f"got {type(value).__name__}: keep the stub's shape")
+    return value
+
+
+_UNWRITTEN = object()  # what `_call` returns when the student's function is still a stub
+
+
+def _call(case: str, function: Callable[..., Any], *args: Any) -> Any:
+    """Call the student's function for one case. NotImplementedError means "not written yet";
+    any other exception stops the check and is reported against the student's own line."""
+    try:
+        with np.errstate(all="ignore"):  # an overflow shows up in the case's result instead
+            return function(*args)
+    except NotImplementedError:
+        return _UNWRITTEN
+    except (Exception, SystemExit) as err:
+        raise StudentError(err, case) from err
+
+
+def _unwritten(name: str) -> Case:
+    return Case(name, False, got="not written yet (NotImplementedError)", unwritten=True)
+
+
+def _num(x: Any) -> str:
+    """A number for the report: up to 6 significant digits, `inf` and `nan` as words."""
+    try:
+        return f"{float(x):.6g}"
+    except (TypeError, ValueError, OverflowError):
+        return repr(x)
+
+
+def _vec(values: Any) -> str:
+    return "[" + ", ".join(_num(v) for v in values) + "]"
+
+
+def _close(got: Any, want: float) -> bool:
+    """Equal within 1e-9 (relative or absolute); inf only matches inf."""
+    try:
+        got = float(got)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    if math.isinf(want):
+        return got == want
+    return math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _as_vector(value: Any, length: int) -> np.ndarray | None:
+    """`value` as a float vector of `length`, or None if it is not one."""
+    try:
+        vector = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return vector if vector.shape == (length,) else None
+
+
+# -- 3. one checker per exercise: module -> cases --------------------------------------------------
+
+# pick_best (M0.5). Reference: course.selection.pick_best. Made-up packs first (each aimed at
+# one way to get the rule wrong), then two real prompts of the committed selection pack. The
+# completions of made-up samples sort in REVERSE order, so picking the alphabetically smallest
+# completion on a tie gives the wrong sample.
+_PICK_TABLE = (
+    ("one sample", (1.0,), "With one sample, return it."),
+    ("clear winner in the middle", (0.0, 1.0, 0.0), ""),
+    ("tie at the top: the first one wins", (1.0, 0.0, 1.0),
+     "Ties go to the sample that comes first; do not compare the completions' text."),
+    ("tie between later samples", (0.0, 1.0, 1.0),
+     "Replace the best only on a strictly greater reward (`>`, not `>=`)."),
+    ("every reward is 0: the first sample", (0.0, 0.0, 0.0),
+     "When nothing is better than the first sample, Best-of-N returns the first sample."),
+    ("the best is last", (0.0, 0.0, 0.5, 1.0), "Look at every sample, including the last."),
+    ("fractional rewards", (0.25, 0.75, 0.5), "Compare the rewards as numbers."),
+    ("negative rewards", (-1.0, -0.5, -2.0),
+     "Start from the first sample, not from a best reward of 0."),
+)
+_PACK_PROMPTS = (("dev-010", "real pack: majority vote and best-of-N disagree"),
+                 ("dev-009", "real pack: no sample is correct"))
+
+
+def _pick_cases() -> list[tuple[str, list[dict[str, Any]], str]]:
+    made_up = [(name, [{"sample_id": f"s{i}", "completion": f"Final: {1000 - i}", "reward": r}
+                       for i, r in enumerate(rewards, start=1)], note)
+               for name, rewards, note in _PICK_TABLE]
+    problems = {p["id"]: p for p in load_problems(DATA_DIR / "problems" / "dev.jsonl")}
+    packs = {p["id"]: p for p in load_pack(DATA_DIR / "selection" / "pack_n8.jsonl")}
+    real = [(f"{name} ({pid})", selection.score_samples(problems[pid], packs[pid]["samples"]), "")
+            for pid, name in _PACK_PROMPTS]
+    return made_up + real
+
+
+def _sample_text(sample: Any) -> str:
+    if isinstance(sample, Mapping) and "sample_id" in sample:
+        return f"{sample['sample_id']} (reward {_num(sample.get('reward'))})"
+    return f"{sample!r:.60} (expected one of the sample dicts itself)"
+
+
+def check_pick_best(module: ModuleType) -> list[Case]:
+    pick_best = _function(module, "pick_best")
+    cases = []
+    for name, samples, note in _pick_cases():
+        want = selection.pick_best(samples)
+        got = _call(name, pick_best, copy.deepcopy(samples))  # a copy: the table stays intact
+        if got is _UNWRITTEN:
+            cases.append(_unwritten(name))
+            continue
+        passed = isinstance(got, Mapping) and got.get("sample_id") == want["sample_id"]
+        given = f"{len(samples)} samples, rewards in order: {_vec(s['reward'] for s in samples)}"
+        cases.append(Case(name, passed, given, _sample_text(want), _sample_text(got), note))
+    return cases
+
+
+# reinforce_step (M1). Reference: course.bandit's softmax and grad_log_prob, plus one real step
+# of course.bandit.reinforce_step (batch of 1, running-mean baseline, run_003's learning rate).
+_REINFORCE_TABLE = (
+    # name, theta, action, reward, baseline, lr, note
+    ("uniform policy, rewarded action", (0.0, 0.0, 0.0, 0.0), 0, 1.0, 0.0, 0.5, ""),
+    ("reward below the baseline", (0.0, 0.0, 0.0, 0.0), 2, 0.0, 0.6, 1.0,
+     "A = r - b is negative, so the sampled action's logit must go DOWN."),
+    ("reward equal to the baseline: no change", (0.5, -0.2, 0.1), 1, 1.0, 1.0, 0.3,
+     "A = 0, so θ must not move at all."),
+    ("two actions, unequal logits", (1.0, -1.0), 1, 1.0, 0.25, 0.1, ""),
+    ("large logits: a stable softmax", (1000.0, 0.0, -1000.0), 1, 1.0, 0.0, 1.0,
+     "exp(1000) overflows to inf; subtract max(θ) before exp (π does not change)."),
+)
+
+
+def _reinforce_cases() -> list[tuple[str, np.ndarray, int, float, float, float, str]]:
+    rows = [(name, np.array(theta), a, r, b, lr, note)
+            for name, theta, a, r, b, lr, note in _REINFORCE_TABLE]
+    config = bandit.BanditConfig()
+    theta = np.array([0.3, -0.1, 0.2, -0.4])
+    step = bandit.reinforce_step(theta, np.array(0.55), config, np.random.default_rng(3))
+    rows.append(("one step of the course's bandit (run_003 settings)", theta,
+                 int(step.actions[0]), float(step.rewards[0]), float(step.baseline), config.lr,
+                 "This is the update `course bandit` takes; compare with its slow-motion log."))
+    return rows
+
+
+def _reinforce_reference(theta: np.ndarray, action: int, reward: float, baseline: float,
+                         lr: float) -> tuple[float, np.ndarray]:
+    advantage = reward - baseline                                             # A = r - b
+    step = lr * advantage * bandit.grad_log_prob(action, bandit.softmax(theta))
+    return advantage, theta + step                                            # θ + lr A ∇log π
+
+
+def _pair_problem(got: Any, length: int) -> str | None:
+    """Why `got` is not an (advantage, new_theta) pair of the right shapes, or None."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return f"{got!r:.60}: expected a pair (advantage, new_theta)"
+    if _as_vector(got[1], length) is None:
+        return f"new_theta {got[1]!r:.60}: expected an array of shape ({length},)"
+    return None
+
+
+def check_reinforce_step(module: ModuleType) -> list[Case]:
+    reinforce_step = _function(module, "reinforce_step")
+    cases = []
+    for name, theta, action, reward, baseline, lr, note in _reinforce_cases():
+        want_a, want_theta = _reinforce_reference(theta, action, reward, baseline, lr)
+        given = (f"θ={_vec(theta)}, action={action}, reward={_num(reward)}, "
+                 f"baseline={_num(baseline)}, lr={_num(lr)}")
+        expected = f"A={_num(want_a)}, new θ={_vec(want_theta)}"
+        got = _call(name, reinforce_step, theta.copy(), action, reward, baseline, lr)
+        if got is _UNWRITTEN:
+            cases.append(_unwritten(name))
+            continue
+        problem = _pair_problem(got, len(theta))
+        if problem:
+            cases.append(Case(name, False, given, expected, problem, note))
+            continue
+        new_theta = _as_vector(got[1], len(theta))
+        passed = _close(got[0], want_a) and bool(np.allclose(new_theta, want_theta,
+                                                             rtol=1e-9, atol=1e-9))
+        got_text = f"A={_num(got[0])}, new θ={_vec(new_theta)}"
+        cases.append(Case(name, passed, given, expected, got_text, note))
+    name = "the θ you were given is left unchanged"
+    theta = np.array([0.2, 0.0, -0.2])
+    got = _call(name, reinforce_step, theta, 0, 1.0, 0.0, 1.0)
+    if got is _UNWRITTEN:
+        cases.append(_unwritten(name))
+    else:
+        kept = bool(np.array_equal(theta, [0.2, 0.0, -0.2]))
+        cases.append(Case(name, kept, "θ=[0.2, 0, -0.2], action=0, reward=1, baseline=0, lr=1",
+                          "θ still [0.2, 0, -0.2] after the call", f"θ is now {_vec(theta)}",
+                          "Build a new array (θ + step) instead of changing θ in place (θ += "
+                          "step): the caller still needs the old logits."))
+    return cases
+
+
+# trajectory_return (M2). Reference: values worked out by hand (the expected numbers below).
+_RETURN_TABLE = (
+    # name, rewards, gamma, G, returns-to-go, note
+    ("two steps, reward only at the end", (0.0, 1.0), 1.0, 1.0, (1.0, 1.0),
+     "The first step gets credit for the end reward: its return-to-go is 1 too."),
+    ("two steps, discounted", (0.0, 1.0), 0.9, 0.9, (0.9, 1.0), "G = 0 + 0.9 · 1."),
+    ("five tokens, end reward, γ = 0.5", (0.0, 0.0, 0.0, 0.0, 1.0), 0.5, 0.0625,
+     (0.0625, 0.125, 0.25, 0.5, 1.0), "The end reward halves at every step back: 0.5⁴."),
+    ("a reward at every step", (1.0, 2.0, 3.0), 1.0, 6.0, (6.0, 5.0, 3.0), ""),
+    ("a reward at every step, γ = 0.5", (1.0, 2.0, 3.0), 0.5, 2.75, (2.75, 3.5, 3.0),
+     "G = 1 + 0.5 · 2 + 0.25 · 3: the discount is γ^t, counted from t = 0."),
+    ("γ = 0 keeps only the first reward", (2.0, 5.0, 7.0), 0.0, 2.0, (2.0, 5.0, 7.0),
+     "0 ** 0 is 1 in Python: the first reward is not discounted."),
+    ("negative rewards", (-1.0, 0.0, 2.0), 0.9, 0.62, (0.62, 1.8, 2.0), ""),
+    ("an empty trajectory", (), 0.9, 0.0, (), "No steps: G = 0.0 and no returns-to-go."),
+)
+
+
+def check_trajectory_return(module: ModuleType) -> list[Case]:
+    trajectory_return = _function(module, "trajectory_return")
+    returns_to_go = _function(module, "returns_to_go")
+    cases = []
+    for name, rewards, gamma, want_g, want_rtg, note in _RETURN_TABLE:
+        given = f"rewards={list(rewards)}, γ={_num(gamma)}"
+        got = _call(f"G: {name}", trajectory_return, list(rewards), gamma)
+        if got is _UNWRITTEN:
+            cases.append(_unwritten(f"G: {name}"))
+        else:
+            cases.append(Case(f"G: {name}", _close(got, want_g), given, _num(want_g), _num(got),
+                              note))
+        got = _call(f"G_t: {name}", returns_to_go, list(rewards), gamma)
+        if got is _UNWRITTEN:
+            cases.append(_unwritten(f"G_t: {name}"))
+            continue
+        vector = _as_vector(got, len(want_rtg))
+        passed = vector is not None and all(map(_close, vector, want_rtg))
+        got_text = _vec(vector) if vector is not None else f"{got!r:.60}"
+        cases.append(Case(f"G_t: {name}", passed, given, _vec(want_rtg), got_text, note))
+    name = "γ defaults to 1"
+    got = _call(name, trajectory_return, [1.0, 1.0, 1.0])
+    cases.append(_unwritten(name) if got is _UNWRITTEN else Case(
+        name, _close(got, 3.0), "trajectory_return([1.0, 1.0, 1.0])", "3", _num(got),
+        "Keep the default `gamma: float = 1.0` in the signature."))
+    return cases
+
+
+# kl (M3). Reference: course.kl.kl_divergence, on hand-made pairs and on run_005's policies.
+_KL_TABLE = (
+    ("identical distributions", (0.2, 0.3, 0.5), (0.2, 0.3, 0.5), "KL(p ‖ p) = 0."),
+    ("two coins", (0.5, 0.5), (0.9, 0.1), ""),
+    ("the same coins, swapped", (0.9, 0.1), (0.5, 0.5),
+     "KL is not symmetric: Σ p · log(p / q), with p first."),
+    ("p has a zero: 0 · log 0 counts 0", (0.5, 0.5, 0.0), (0.25, 0.25, 0.5),
+     "Skip the actions where p(a) = 0 (0 · log 0 = 0); numpy would give nan."),
+    ("q has a zero where p has mass", (0.5, 0.5), (1.0, 0.0),
+     "p puts mass where q has none: return float('inf')."),
+    ("one action vs uniform: log 3", (1.0, 0.0, 0.0), (1 / 3, 1 / 3, 1 / 3), "log(1 / (1/3))."),
+)
+
+
+def _kl_cases() -> list[tuple[str, np.ndarray, np.ndarray, str]]:
+    rows = [(name, np.array(p), np.array(q), note) for name, p, q, note in _KL_TABLE]
+    config = kl.KLConfig()
+    pi_ref, rewards = np.array(config.pi_ref), np.array(config.rewards)
+    for beta in (1.0, 0.1):
+        pi = kl.kl_regularized_optimum(pi_ref, rewards, beta)
+        rows.append((f"run_005: π at β = {beta:g} against π_ref", pi, pi_ref,
+                     "The KL the tradeoff run reports for this β."))
+    return rows
+
+
+def check_kl(module: ModuleType) -> list[Case]:
+    kl_divergence = _function(module, "kl_divergence")
+    cases = []
+    for name, p, q, note in _kl_cases():
+        want = kl.kl_divergence(p, q)
+        got = _call(name, kl_divergence, p.copy(), q.copy())
+        if got is _UNWRITTEN:
+            cases.append(_unwritten(name))
+            continue
+        cases.append(Case(name, _close(got, want), f"p={_vec(p)}, q={_vec(q)}", _num(want),
+                          _num(got), note))
+    return cases
+
+
+# spec_tests (M4). Reference: the strict scorer; the student's cases are the tests.
+SPEC_CASE_KEYS = ("completion", "expected_answer", "reward", "code")
+MIN_SPEC_CASES, MIN_SPEC_CODES = 5, 3
+
+
+def _spec_case_problem(item: Any) -> str | None:
+    """What is wrong with the shape of one spec case, or None."""
+    if not isinstance(item, Mapping):
+        return f"{item!r:.60}: each case must be a dict with keys {', '.join(SPEC_CASE_KEYS)}"
+    missing = [key for key in SPEC_CASE_KEYS if key not in item]
+    if missing:
+        return f"missing key(s): {', '.join(missing)}"
+    if type(item["expected_answer"]) is not int:
+        return f"expected_answer must be an int, got {item['expected_answer']!r}"
+    if item["reward"] not in (0.0, 1.0) or isinstance(item["reward"], bool):
+        return f"reward must be 1.0 or 0.0, got {item['reward']!r}"
+    if item["code"] not in CODES:
+        return f"code {item['code']!r} is not one of course.scorer.CODES"
+    try:
+        hash(item["completion"])
+    except TypeError:
+        return "completion must be text (or None, bytes, a number)"
+    return None
+
+
+def check_spec_tests(module: ModuleType) -> list[Case]:
+    spec_cases = _attribute(module, "SPEC_CASES", list)
+    if not spec_cases:
+        raise NotStarted("SPEC_CASES is still empty: add your cases between the YOUR CODE lines")
+    existing = {completion: case for case, completion, *_ in SPEC_DECISIONS}
+    cases, seen, codes = [], set(), set()
+    for number, item in enumerate(spec_cases, start=1):
+        name = f"case {number}"
+        problem = _spec_case_problem(item)
+        if problem:
+            cases.append(Case(name, False, got=problem, note="Keep the shape shown in the stub."))
+            continue
+        completion, answer = item["completion"], item["expected_answer"]
+        name = f"case {number}: {completion!r:.50}"
+        given = f"completion={completion!r}, expected_answer={answer}"
+        if completion in existing:
+            cases.append(Case(name, False, given, "a completion not in SPEC_DECISIONS",
+                              f"already there, as {existing[completion]!r}",
+                              "The spec already decides this one: find a new decision."))
+            continue
+        if (completion, answer) in seen:
+            cases.append(Case(name, False, given, "a new case", "a repeat of an earlier case"))
+            continue
+        seen.add((completion, answer))
+        codes.add(item["code"])
+        result = score({"expected_answer": answer}, completion)
+        code = result["details"]["code"]
+        passed = result["reward"] == item["reward"] and code == item["code"]
+        cases.append(Case(name, passed, given,
+                          f"reward {_num(item['reward'])}, code {item['code']} (your case)",
+                          f"reward {_num(result['reward'])}, code {code} (the strict scorer)",
+                          "" if passed else f"The scorer's reason: {CODES[code]}"))
+    cases.append(Case(f"at least {MIN_SPEC_CASES} cases", len(spec_cases) >= MIN_SPEC_CASES,
+                      expected=f"{MIN_SPEC_CASES} or more", got=str(len(spec_cases))))
+    cases.append(Case(f"at least {MIN_SPEC_CODES} different codes",
+                      len(codes) >= MIN_SPEC_CODES, expected=f"{MIN_SPEC_CODES} or more",
+                      got=f"{len(codes)}: {', '.join(sorted(codes)) or 'none'}",
+                      note="Cover several checks of the spec, not one check many times."))
+    return cases
+
+
+# red_team (M5). Reference: every rubric of course.rubrics.RUBRICS, strict and weak.
+WEAK_RUBRICS = tuple(name for name in RUBRICS if name != "strict")
+MIN_EXPLOITS, MIN_FOOLED_RUBRICS = 3, 2
+
+
+def _exploit_problem(item: Any) -> str | None:
+    """What is wrong with the shape of one exploit, or None."""
+    if not isinstance(item, Mapping):
+        return f"{item!r:.60}: each exploit must be a dict with completion and expected_answer"
+    unknown = sorted(set(item) - {"completion", "expected_answer", "note"})
+    if unknown:
+        return f"unknown key(s): {', '.join(unknown)} (allowed: completion, expected_answer, note)"
+    if not isinstance(item.get("completion"), str):
+        return f"completion must be a str, got {item.get('completion')!r:.40}"
+    if type(item.get("expected_answer")) is not int:
+        return f"expected_answer must be an int, got {item.get('expected_answer')!r}"
+    return None
+
+
+def check_red_team(module: ModuleType) -> list[Case]:
+    exploits = _attribute(module, "EXPLOITS", list)
+    if not exploits:
+        raise NotStarted("EXPLOITS is still empty: add your exploits between the YOUR CODE lines")
+    known = {row["completion"] for row in load_golden(DATA_DIR / "golden" / "exploits.jsonl")}
+    cases, seen, fooled_any = [], set(), set()
+    for number, item in enumerate(exploits, start=1):
+        problem = _exploit_problem(item)
+        if problem:
+            cases.append(Case(f"exploit {number}", False, got=problem,
+                              note="Keep the shape shown in the stub."))
+            continue
+        completion, answer = item["completion"], item["expected_answer"]
+        name, given = f"exploit {number}: {completion!r:.50}", f"expected_answer={answer}"
+        if completion in known or completion in seen:
+            where = "data/golden/exploits.jsonl" if completion in known else "an earlier exploit"
+            cases.append(Case(name, False, given, "a new exploit", f"already in {where}",
+                              "Find another hole, or another way through the same one."))
+            continue
+        seen.add(completion)
+        example = {"expected_answer": answer}
+        strict = score(example, completion)
+        fooled = [n for n in WEAK_RUBRICS if RUBRICS[n](example, completion)["reward"] == 1.0]
+        fooled_any.update(fooled)
+        passed = strict["reward"] == 0.0 and bool(fooled)
+        if strict["reward"]:
+            note = "The strict scorer pays it: that is a correct answer, not an exploit."
+        else:
+            note = "" if fooled else "No weak rubric pays it yet."
+        cases.append(Case(name, passed, given,
+                          "paid by a weak rubric, refused by strict",
+                          f"paid by: {', '.join(fooled) or 'none'}; strict: "
+                          f"{_num(strict['reward'])} ({strict['details']['code']})", note))
+    cases.append(Case(f"at least {MIN_EXPLOITS} exploits", len(exploits) >= MIN_EXPLOITS,
+                      expected=f"{MIN_EXPLOITS} or more", got=str(len(exploits))))
+    cases.append(Case(f"at least {MIN_FOOLED_RUBRICS} different rubrics fooled",
+                      len(fooled_any) >= MIN_FOOLED_RUBRICS,
+                      expected=f"{MIN_FOOLED_RUBRICS} or more of: {', '.join(WEAK_RUBRICS)}",
+                      got=", ".join(sorted(fooled_any)) or "none",
+                      note="Each weak rubric has a different hole: attack another one."))
+    return cases
+
+
+# kata and kata_m5 (M0, M5). Reference: the teacher's key, revealed one entry at a time, and
+# only for an example the student has labelled.
+def _kata_text(example: Mapping[str, Any]) -> str:
+    """Two lines: the prompt (without the format instruction), then what was recorded."""
+    version = f" by {example['scorer_version']}" if "scorer_version" in example else ""
+    return (f"{example['prompt'].removesuffix(' ' + INSTRUCTION)}\n"
+            f"{example['completion']!r} (expected {example['expected_answer']}): recorded "
+            f"reward {example['reward']:.1f}, {example['code']}{version}")
+
+
+def check_kata(which: str, module: ModuleType) -> list[Case]:
+    kata = load_kata(DATA_DIR / "kata" / f"kata_{which}.jsonl")
+    key = load_kata_key(DATA_DIR / "kata" / f"teacher_key_{which}.json")
+    labels = _attribute(module, "LABELS", dict)
+    fixes = _attribute(module, "FIXES", dict)
+    if all(label is None for label in labels.values()):
+        examples = "\n".join(_hang(f"{example['id']:<9}", _kata_text(example))
+                             for example in kata)
+        raise NotStarted(f"No example is labelled yet. The examples to label:\n{examples}")
+    cases = []
+    for example in kata:
+        kata_id, label, fix = example["id"], labels.get(example["id"]), fixes.get(example["id"])
+        answer, given = key[kata_id], _kata_text(example)
+        if label is None:
+            cases.append(Case(kata_id, False, given, got="not labelled yet",
+                              note="Label it to see the key for this example."))
+        elif not isinstance(label, str) or label not in KATA_CAUSES:
+            cases.append(Case(kata_id, False, given, f"one of: {', '.join(KATA_CAUSES)}",
+                              repr(label)))
+        elif label != answer["cause"]:
+            cases.append(Case(kata_id, False, given, answer["cause"], label,
+                              f"Why: {answer['why']}\nSuggested fix: {answer['fix']}"))
+        elif not (isinstance(fix, str) and fix.strip()):
+            cases.append(Case(kata_id, False, given, f"{label}, with a fix in FIXES",
+                              f"{label}, no fix written",
+                              "Your label agrees with the key; now propose a concrete fix."))
+        else:
+            cases.append(Case(kata_id, True, given, answer["cause"], label))
+    unknown = sorted(set(labels) - set(key))
+    if unknown:
+        cases.append(Case("LABELS has only the kata's ids", False, expected=", ".join(key),
+                          got=f"also {', '.join(map(repr, unknown))}"))
+    return cases
+
+
+CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
+    "kata": partial(check_kata, "m0"),
+    "pick_best": check_pick_best,
+    "reinforce_step": check_reinforce_step,
+    "trajectory_return": check_trajectory_return,
+    "kl": check_kl,
+    "spec_tests": check_spec_tests,
+    "red_team": check_red_team,
+    "kata_m5": partial(check_kata, "m5"),
+}
+"""The checker of each exercise in EXERCISES, by name."""
+
+
+# -- 4. running a check ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Report:
+    """The result of one check. `cases` is empty for `not started` and `error`."""
+
+    exercise: Exercise
+    path: Path            # the file that was checked
+    status: str           # one of STATUSES
+    cases: tuple[Case, ...] = ()
+    message: str = ""     # not started / error: what happened and what to do
+
+    @property
+    def passed(self) -> int:
+        return sum(case.passed for case in self.cases)
+
+
+def _where(error: BaseException, path: Path) -> str:
+    """`file, line N: source` of the line in the student's file that raised `error`."""
+    if isinstance(error, SyntaxError) and error.filename == str(path):
+        line, text = error.lineno, error.text or ""
+    else:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+        if not frames:
+            return "(not inside your file)"
+        line, text = frames[-1].lineno, frames[-1].line or ""
+    return f"{display_path(path)}, line {line}: {text.strip()}"
+
+
+def check(name: str, workspace: Path | str = WORKSPACE) -> Report:
+    """Check one exercise in `workspace` (the student's folder) and return its report.
+
+    Raises `DataError` when the workspace folder does not exist (a usage error, exit code 2),
+    and `KeyError` for an unknown exercise name.
+    """
+    exercise, workspace = EXERCISES[name], Path(workspace)
+    if not workspace.is_dir():
+        raise DataError(workspace, None, None, "workspace folder not found")
+    path = (workspace / exercise.file).resolve()
+    if not path.is_file():
+        return Report(exercise, path, "error", message=f"{display_path(path)} does not exist: "
+                      f"copy the stub from workspace/{exercise.file} of the course")
+    try:
+        cases = tuple(CHECKERS[name](load_student_file(path)))
+    except NotStarted as why:
+        return Report(exercise, path, "not started", message=str(why))
+    except Broken as why:
+        return Report(exercise, path, "error", message=str(why))
+    except StudentError as err:
+        what = ("Your file does not load" if err.case == LOADING else "Your code raised")
+        return Report(exercise, path, "error", message=(
+            f"{what}: {err}\n  at {_where(err.error, path)}\n  while checking: {err.case}"))
+    if all(case.unwritten for case in cases):
+        return Report(exercise, path, "not started", message=(
+            f"{display_path(path)} still raises NotImplementedError.\n"
+            "Write your code between the YOUR CODE lines, then check again."))
+    return Report(exercise, path, "passing" if all(c.passed for c in cases) else "failing", cases)
+
+
+def check_all(workspace: Path | str = WORKSPACE) -> list[Report]:
+    """Every exercise's report, in course order."""
+    return [check(name, workspace) for name in EXERCISES]
+
+
+# -- 5. the report printer -------------------------------------------------------------------------
+
+def _indent(text: str, prefix: str) -> list[str]:
+    return [prefix + line for line in text.splitlines()]
+
+
+def _hang(head: str, text: str) -> str:
+    """`head` then `text`, its later lines indented to line up under the first one."""
+    return head + text.replace("\n", "\n" + " " * len(head))
+
+
+def format_report(report: Report) -> str:
+    """The friendly report of `course check NAME`."""
+    exercise = report.exercise
+    lines = [f"{exercise.name} ({exercise.milestone}): {display_path(report.path)}",
+             f"status: {report.status}"
+             + (f", {report.passed} of {len(report.cases)} cases pass" if report.cases else "")]
+    if report.message:
+        lines += ["", *_indent(report.message, "  ")]
+    if report.cases:
+        lines.append("")
+    for case in report.cases:
+        if case.passed:
+            lines.append(f"  [pass] {case.name}" + (f"  ->  {case.got}" if case.got else ""))
+            continue
+        lines.append(f"  [FAIL] {case.name}")
+        for label, text in (("given", case.given), ("expected", case.expected),
+                            ("got", case.got)):
+            if text:
+                lines.append(_hang(f"         {label + ':':<10}", text))
+        for paragraph in case.note.splitlines():
+            lines += textwrap.wrap(paragraph, 100, initial_indent=" " * 9,
+                                   subsequent_indent=" " * 11, break_on_hyphens=False)
+    if report.status == "passing":
+        lines += ["", f"Done: {exercise.done}."]
+    elif report.status == "not started":
+        lines += ["", f"Done means: {exercise.done}."]
+    else:
+        lines += ["", *textwrap.wrap(f"hint: {exercise.hint}", 100, subsequent_indent="      ")]
+    return "\n".join(lines)
+
+
+def format_progress(reports: list[Report]) -> str:
+    """The progress table of `course check --all`."""
+    lines = [f"{'exercise':<19}{'milestone':<11}{'status':<13}{'cases':<8}file"]
+    for report in reports:
+        cases = f"{report.passed}/{len(report.cases)}" if report.cases else "-"
+        lines.append(f"{report.exercise.name:<19}{report.exercise.milestone:<11}"
+                     f"{report.status:<13}{cases:<8}{display_path(report.path)}")
+    done = sum(report.status == "passing" for report in reports)
+    lines += ["", f"{done} of {len(reports)} exercises passing. "
+              "For the details of one: course check NAME"]
+    return "\n".join(lines)
+
+
+# -- command line: course check --------------------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check", help="check your exercises in workspace/ and show your progress",
+        description="Run your code in workspace/ against the course's reference cases and "
+                    "print a report. Without NAME (or with --all): the progress table.",
+        epilog="Exit code: 0 when every exercise checked is passing, 1 otherwise (not "
+               "started, failing or error), 2 when the workspace folder does not exist.")
+    parser.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
+                        help=f"one exercise: {', '.join(EXERCISES)}")
+    parser.add_argument("--all", action="store_true", help="the progress table (the default)")
+    parser.add_argument("--workspace", type=Path, default=WORKSPACE, metavar="DIR",
+                        help="the folder with the exercise files (default: workspace/; "
+                             "teachers: a student's folder, or teacher/solutions)")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: Any) -> int:
+    if args.name and args.all:
+        print("course check: give one exercise NAME or --all, not both")
+        return 2
+    if args.name:
+        report = check(args.name, args.workspace)
+        print(format_report(report))
+        return 0 if report.status == "passing" else 1
+    reports = check_all(args.workspace)
+    print(format_progress(reports))
+    return 0 if all(report.status == "passing" for report in reports) else 1
