@@ -1,0 +1,51 @@
+"""A tiny progress bar for long work, drawn on stderr only when a person is watching.
+
+`bar(items, total, label)` yields the same items it is given. It draws when stderr is a
+terminal and the `CI` environment variable is unset; in a pipe, a log file, a test or a CI job
+it returns `items` untouched, so the output of every command stays byte-identical whether or
+not anyone watched it run. No dependency, no thread, no timer: the bar is redrawn when the
+whole percentage changes, so at most 101 redraws happen whatever `total` is.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TextIO, TypeVar
+
+T = TypeVar("T")
+
+WIDTH = 30
+"""Characters between the brackets."""
+
+
+def enabled(stream: TextIO) -> bool:
+    """Draw only for a human: `stream` is a terminal and we are not inside CI."""
+    return stream.isatty() and "CI" not in os.environ
+
+
+def bar(items: Iterable[T], total: int, label: str, stream: TextIO | None = None) -> Iterable[T]:
+    """Iterate over `items` (there are `total` of them), drawing a bar on `stream` (stderr).
+
+    Returns `items` itself when drawing is off, so the silent path costs nothing.
+    """
+    stream = stream if stream is not None else sys.stderr
+    if total <= 0 or not enabled(stream):
+        return items
+    return _drawing(items, total, label, stream)
+
+
+def _drawing(items: Iterable[T], total: int, label: str, stream: TextIO) -> Iterator[T]:
+    shown = -1
+    for done, item in enumerate(items, start=1):
+        yield item
+        percent = done * 100 // total
+        if percent != shown:
+            shown = percent
+            filled = done * WIDTH // total
+            stream.write(f"\r{label} [{'#' * filled}{'.' * (WIDTH - filled)}] "
+                         f"{percent:3d}% ({done}/{total})")
+            stream.flush()
+    stream.write("\n")
+    stream.flush()

@@ -1,0 +1,123 @@
+"""The `course` command: clear errors (exit 2, file:line: field), and the eval/compare/runs
+commands end to end."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from course import canonical, data, runs
+from course.cli import main
+
+PROBLEMS = [{"id": "a", "prompt": "Compute 2+2.", "expected_answer": 4},
+            {"id": "b", "prompt": "Compute 3*3.", "expected_answer": 9}]
+ROLLOUTS = [{"id": "a", "completion": "Final: 4", "policy_mode": "correct"},
+            {"id": "b", "completion": "Final: 6", "policy_mode": "slip"}]
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.setattr(data, "provenance", lambda path: {
+        "prompt_version": "final-line-v1", "sampling": {"temperature": 0.8}})
+    problems, rollouts = tmp_path / "problems.jsonl", tmp_path / "rollouts.jsonl"
+    problems.write_bytes(runs.jsonl_bytes(PROBLEMS))
+    rollouts.write_bytes(runs.jsonl_bytes(ROLLOUTS))
+    return problems, rollouts
+
+
+def run(capsys, *argv):
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_python_dash_m_course_help_lists_the_commands():
+    done = subprocess.run([sys.executable, "-m", "course", "--help"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0
+    for command in ("eval", "compare", "runs"):
+        assert command in done.stdout
+
+
+def test_eval_without_a_note_fails_clearly(files, tmp_path, capsys):
+    problems, rollouts = files
+    with pytest.raises(SystemExit) as caught:
+        main(["eval", "--problems", str(problems), "--rollouts", str(rollouts),
+              "--out", str(tmp_path / "run")])
+    assert caught.value.code == 2
+    assert "the following arguments are required: --note" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_eval_writes_a_run_and_refuses_to_overwrite_it(files, tmp_path, capsys):
+    problems, rollouts = files
+    argv = ["eval", "--problems", problems, "--rollouts", rollouts, "--note", "First look.",
+            "--out", tmp_path / "run"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "1/2 pass, pass rate 50.0%" in out
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["passes"] == 1
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "already exists: runs are never overwritten" in err
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ('{"id": "b", "prompt": "Compute 3*3."}', "field 'expected_answer': missing"),
+    ('{"id": "b", "prompt": "Compute 3*3.", "expected_answer": "9"}',
+     "field 'expected_answer': must be int, got str '9'"),
+    ('{"id": "b", "prompt": ', "invalid JSON"),
+])
+def test_bad_data_line_gives_exit_2_with_file_line_field(files, tmp_path, capsys, line, problem):
+    problems, rollouts = files
+    problems.write_text(json.dumps(PROBLEMS[0]) + "\n" + line + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "eval", "--problems", problems, "--rollouts", rollouts,
+                       "--note", "x", "--out", tmp_path / "run")
+    assert code == 2
+    assert err.startswith(f"course eval: error: {problems}:2: {problem}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_missing_data_file_gives_exit_2(files, tmp_path, capsys):
+    problems, _ = files
+    code, _, err = run(capsys, "eval", "--problems", problems, "--rollouts",
+                       tmp_path / "nope.jsonl", "--note", "x", "--out", tmp_path / "run")
+    assert code == 2 and f"{tmp_path / 'nope.jsonl'}: file not found" in err
+
+
+def test_compare_prints_the_report_and_refuses_a_changed_room(files, tmp_path, capsys):
+    problems, rollouts = files
+    for name in ("a", "b"):
+        run(capsys, "eval", "--problems", problems, "--rollouts", rollouts, "--note", name,
+            "--out", tmp_path / name)
+    code, out, _ = run(capsys, "compare", tmp_path / "a", tmp_path / "b")
+    assert code == 0
+    assert "change B - A: +0.0 points" in out
+    assert "flips: 0 fail->pass, 0 pass->fail, 2 unchanged" in out
+    assert "verdict: not distinguishable from noise (N=2)" in out
+
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    manifest["prompt_version"] = "final-line-v2"
+    (tmp_path / "b" / "manifest.json").write_bytes(runs.json_bytes(manifest))
+    code, out, err = run(capsys, "compare", tmp_path / "a", tmp_path / "b")
+    assert code == 2 and out == ""
+    assert 'prompt_version differs (A: "final-line-v1", B: "final-line-v2")' in err
+
+
+def test_runs_verify_exits_1_and_prints_each_difference(capsys, monkeypatch):
+    monkeypatch.setitem(canonical.CANONICAL, "run_001", lambda: {"README.md": b"changed\n"})
+    code, out, _ = run(capsys, "runs", "verify", "run_001")
+    assert code == 1
+    assert "run_001: README.md: differs from byte 0" in out
+    assert "run_001: summary.json: missing from the regenerated run" in out
+
+
+def test_runs_verify_and_list_on_the_committed_runs(capsys):
+    code, out, _ = run(capsys, "runs", "verify", "run_001")
+    assert (code, out) == (0, "run_001: ok (byte-identical)\n")
+    code, out, _ = run(capsys, "runs", "list")
+    assert code == 0 and out.startswith("run_001  eval       Baseline:")
+
+
+def test_runs_regenerate_refuses_an_existing_folder_without_force(capsys):
+    code, _, err = run(capsys, "runs", "regenerate", "run_001")
+    assert code == 2 and "runs/run_001 already exists; pass --force" in err
