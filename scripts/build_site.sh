@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Build the course site into site/, strictly: any warning (broken link or anchor, a page missing
+# from nav, a lab cell that raises, a docstring mkdocstrings cannot read) fails the build.
+# Front-end assets (Mermaid, MathJax) come from node_modules/, installed here with `npm ci` when
+# missing or older than package-lock.json. Expects .venv/ (scripts/setup.sh makes it).
+# Extra arguments go to `mkdocs build` (for example: --site-dir /tmp/site).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/mkdocs ]; then
+  echo "build_site: .venv/bin/mkdocs is missing: run 'bash scripts/setup.sh' first" >&2
+  exit 2
+fi
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "build_site: installing front-end assets with npm ci (pinned by package-lock.json)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+start_ms=$(($(date +%s%N) / 1000000))
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --clean "$@"
+elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms))
+echo "build_site: strict build finished in $((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100)) s"

@@ -1,0 +1,440 @@
+"""One page per saved run, generated at build time from the committed run folders.
+
+A run folder (`runs/run_001/`, ...) is the course's unit of evidence: `manifest.json` (what was
+measured, with which instrument, on which inputs), `summary.json` (the numbers the lessons
+quote), a `README.md` in plain words, and per-item artifacts (`*.jsonl`, `*.csv`, `*.png`,
+`*.txt` logs, other `*.md` reports). This hook turns each folder into a page under
+`runs/<name>/` (README, manifest, summary, plots, tables, logs, a few raw examples per file),
+copies the artifacts next to it so each can be downloaded (another `.md` report becomes a page
+of its own), writes `runs/index.md` listing every run, and fills the `Runs` entry of `nav`.
+Nothing is written into docs/.
+
+Everything shown comes from files, and some of it is untrusted: a completion is whatever the
+policy produced, `<script>` included. So every value is rendered by `render_value`, which
+HTML-escapes all text, and the README is included with raw HTML disabled (`readme_markdown`).
+
+Set `COURSE_SITE_EXTRA_RUNS=<folder>` to add the `run_*` folders of another directory (the
+site tests add a fixture run that way).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import File, Files, InclusionLevel
+
+log = get_plugin_logger(__name__)
+
+EXTRA_RUNS_ENV = "COURSE_SITE_EXTRA_RUNS"
+NAV_TITLE = "Runs"          # the nav entry this hook fills
+SITE_FOLDER = "runs"        # pages live at runs/index.md and runs/<name>/index.md
+TEXT_LIMIT = 400            # characters of one string shown before "... (N characters)"
+EXAMPLES_LIMIT = 20         # records shown per JSONL file
+EXAMPLES_PER_GROUP = 2      # ... at most this many per failure code, when records carry one
+EXAMPLES_OPEN = 8           # up to this many shown at once; more sit in a collapsed block
+CSV_ROWS_LIMIT = 50         # rows shown per CSV file
+LOG_LINES_LIMIT = 80        # lines shown per text log (*.txt)
+
+# -- 1. rendering values as escaped HTML -----------------------------------------------------
+
+_VISIBLE_ASCII = re.compile(r"[\x20-\x7e\n]*")
+
+
+def esc(text: str) -> str:
+    """HTML-escape `text` and keep it on one source line (newlines become `&#10;`, shown as
+    line breaks by `white-space: pre-wrap`), so a raw HTML block never ends early."""
+    return html.escape(text, quote=True).replace("\r", "&#13;").replace("\n", "&#10;")
+
+
+def render_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    """A string as escaped HTML; when it holds anything beyond printable ASCII (a zero-width
+    space, NBSP, U+2212, a tab, ...), its JSON-escaped spelling is shown underneath."""
+    shown = text[:limit]
+    parts = [f'<span class="course-text">{esc(shown)}</span>']
+    if len(text) > limit:
+        parts.append(f'<span class="course-more"> ... ({len(text)} characters)</span>')
+    if not _VISIBLE_ASCII.fullmatch(shown):
+        parts.append('<br><code class="course-escaped" title="the same text, escaped">'
+                     f"{esc(json.dumps(shown, ensure_ascii=True))}</code>")
+    return "".join(parts)
+
+
+def render_scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return render_text(value)
+    return f"<code>{esc(json.dumps(value))}</code>"  # numbers exactly as stored; true/null
+
+
+def is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _is_record_table(value: Mapping[str, Any]) -> bool:
+    """A dict of dicts with the same scalar fields (e.g. manifest inputs): one table."""
+    rows = list(value.values())
+    return bool(rows) and all(isinstance(r, Mapping) and r and all(map(is_scalar, r.values()))
+                              for r in rows) and len({tuple(r) for r in rows}) == 1
+
+
+def render_value(value: Any) -> str:
+    """Any JSON value as HTML: scalars as text, lists of objects and dicts of alike objects as
+    tables, other dicts as key/value tables, recursively. All text is escaped."""
+    if is_scalar(value):
+        return render_scalar(value)
+    if isinstance(value, Mapping):
+        if not value:
+            return "<code>{}</code>"
+        if _is_record_table(value):
+            return render_records([{"": key, **row} for key, row in value.items()])
+        rows = " ".join(f'<tr><th scope="row">{esc(str(key))}</th> <td>{render_value(item)}</td>'
+                        "</tr>" for key, item in value.items())
+        return f"<table><tbody>{rows}</tbody></table>"
+    if isinstance(value, Sequence):
+        if not value:
+            return "<code>[]</code>"
+        if all(isinstance(item, Mapping) for item in value):
+            return render_records(list(value))
+        if all(is_scalar(item) for item in value) and not any(isinstance(i, str) for i in value):
+            return f"<code>{esc(json.dumps(list(value)))}</code>"
+        items = " ".join(f"<li>{render_value(item)}</li>" for item in value)
+        return f'<ol class="course-list">{items}</ol>'
+    return render_text(repr(value))
+
+
+def render_compact(value: Any) -> str:
+    """A value for one cell of a wide table: scalars as usual, anything nested as one line of
+    compact JSON (escaped, cut at `TEXT_LIMIT`), so that a row stays a row."""
+    if is_scalar(value):
+        return render_scalar(value)
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    more = f" ... ({len(text)} characters)" if len(text) > TEXT_LIMIT else ""
+    return f'<code class="course-json">{esc(text[:TEXT_LIMIT] + more)}</code>'
+
+
+def render_records(records: Sequence[Mapping[str, Any]], cell=render_value) -> str:
+    """A list of objects as one table; the columns are every key, in first-seen order."""
+    columns: list[str] = []
+    for record in records:
+        columns += [key for key in record if key not in columns]
+    head = " ".join(f"<th>{esc(str(c))}</th>" for c in columns)
+    body = " ".join(
+        "<tr>" + " ".join(f"<td>{cell(r[c]) if c in r else ''}</td>" for c in columns)
+        + "</tr>" for r in records)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _is_wide(value: Any) -> bool:
+    """A value whose table needs the page's full width: it holds a list of objects."""
+    if isinstance(value, Mapping):
+        return any(_is_wide(v) for v in value.values())
+    return isinstance(value, list) and any(isinstance(v, Mapping) for v in value)
+
+
+def render_sections(value: Mapping[str, Any], level: int = 3) -> list[str]:
+    """A JSON object as Markdown: its narrow fields in one key/value table, then each wide field
+    (a list of objects, or an object holding one) under its own heading, recursively."""
+    narrow = {k: v for k, v in value.items() if not _is_wide(v)}
+    parts = [html_block(render_value(narrow)), ""] if narrow else []
+    for key, item in value.items():
+        if key in narrow:
+            continue
+        label = str(key).replace("`", "'").replace("\n", " ")  # a code span escapes the rest
+        parts += [f"{'#' * level} `{label}`", ""]
+        if isinstance(item, Mapping) and level < 6:
+            parts += render_sections(item, level + 1)
+        else:
+            parts += [html_block(render_value(item)), ""]
+    return parts
+
+
+def html_block(inner: str, kind: str = "") -> str:
+    """Raw HTML for a Markdown page: one block, blank lines around it, never parsed as Markdown."""
+    classes = f"course-run-block {kind}".strip()
+    return f'\n<div class="{classes}">{inner}</div>\n'
+
+
+# -- 2. the run's own README, included safely ------------------------------------------------
+
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+_HEADING = re.compile(r"^#{1,5} ")
+_CODE_SPAN = re.compile(r"(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`)")
+_PYTHON_INFO = re.compile(r"^\s*(?:\{\s*\.?)?(?:python|py|python3)\b")
+
+
+def _escape_outside_code(line: str) -> str:
+    out, last = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        out += [line[last:span.start()].replace("<", "&lt;"), span.group()]
+        last = span.end()
+    out.append(line[last:].replace("<", "&lt;"))
+    return "".join(out)
+
+
+def readme_markdown(text: str, demote: bool = True) -> str:
+    """A run's Markdown made safe to render: raw HTML shown as text (a `<` outside code is
+    escaped) and Python blocks marked `notest` (a run shows commands; it is not a lesson to
+    execute). With `demote`, headings go one level deeper, so that a README's `#` title becomes
+    a `##` section of the run page."""
+    lines, fence = [], None
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence) \
+                    and not match["info"].strip():
+                fence = None
+            lines.append(line)
+        elif match:
+            fence = match["fence"]
+            if _PYTHON_INFO.match(match["info"]):
+                line = f"{match['indent']}{fence}{{.python .notest}}"
+            lines.append(line)
+        elif demote and _HEADING.match(line):
+            lines.append("#" + _escape_outside_code(line))
+        else:
+            lines.append(_escape_outside_code(line))
+    return "\n".join(lines)
+
+
+# -- 3. artifacts: JSONL examples and CSV tables ---------------------------------------------
+
+def _group_of(record: Mapping[str, Any]) -> Any:
+    """The failure code of a record, when it has one (`code` or `details.code`)."""
+    details = record.get("details")
+    if isinstance(details, Mapping) and "code" in details:
+        return details["code"]
+    return record.get("code")
+
+
+def pick_examples(records: Sequence[Mapping[str, Any]], limit: int = EXAMPLES_LIMIT,
+                  per_group: int = EXAMPLES_PER_GROUP) -> list[Mapping[str, Any]]:
+    """Records worth inspecting: when they carry a failure code, up to `per_group` of each code
+    (codes in order of first appearance, so every cause is seen); otherwise the first ones."""
+    if not any(_group_of(r) is not None for r in records):
+        return list(records[:limit])
+    taken: dict[Any, int] = {}
+    picked = []
+    for record in records:
+        group = _group_of(record)
+        if taken.get(group, 0) < per_group:
+            taken[group] = taken.get(group, 0) + 1
+            picked.append(record)
+    return picked[:limit]
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{number}: invalid JSON: {err.msg}") from None
+    return records
+
+
+def jsonl_section(path: Path) -> str:
+    records = read_jsonl(path)
+    objects = [r for r in records if isinstance(r, Mapping)]
+    picked = pick_examples(objects)
+    how = (f"up to {EXAMPLES_PER_GROUP} per failure code"
+           if any(_group_of(r) is not None for r in objects) else "the first ones")
+    lines = [f"### `{path.name}`", "",
+             f"{len(records)} records; {len(picked)} shown ({how}). "
+             f"The whole file: [{path.name}]({path.name}).", ""]
+    if picked:
+        table = render_records(picked, cell=render_compact)
+        if len(picked) > EXAMPLES_OPEN:
+            table = (f'<details class="example"><summary>The {len(picked)} records</summary>'
+                     f"{table}</details>")
+        lines.append(html_block(table, "course-examples"))
+    return "\n".join(lines)
+
+
+def csv_section(path: Path) -> str:
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    lines = [f"### `{path.name}`", ""]
+    if not rows:
+        return "\n".join([*lines, "(empty file)", ""])
+    header, body = rows[0], rows[1:]
+    shown = body[:CSV_ROWS_LIMIT]
+    lines += [f"{len(body)} rows; {len(shown)} shown. The whole file: [{path.name}]({path.name}).",
+              ""]
+    head = " ".join(f"<th>{esc(cell)}</th>" for cell in header)
+    cells = " ".join("<tr>" + " ".join(f"<td>{render_text(c)}</td>" for c in row) + "</tr>"
+                     for row in shown)
+    lines.append(html_block(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>"))
+    return "\n".join(lines)
+
+
+def log_section(path: Path) -> str:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    shown = lines[:LOG_LINES_LIMIT]
+    return "\n".join([
+        f"### `{path.name}`", "",
+        f"{len(lines)} lines; {'the first ' if len(shown) < len(lines) else ''}{len(shown)} "
+        f"shown. The whole file: [{path.name}]({path.name}).", "",
+        html_block(f'<pre class="course-log"><code>{esc(chr(10).join(shown))}</code></pre>'),
+    ])
+
+
+# -- 4. a run folder -> a page ---------------------------------------------------------------
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from None
+
+
+def run_title(name: str, manifest: Mapping[str, Any]) -> str:
+    """`run_001 · eval`: the folder name and the manifest's kind (plain characters only, as
+    the title also goes into the navigation of every page)."""
+    kind = re.sub(r"[^\w .:+-]", "?", str(manifest.get("kind", "run")))
+    return f"{name} · {kind}"
+
+
+def run_page(folder: Path) -> str:
+    """The Markdown page for one run folder (values escaped; README included safely)."""
+    manifest = read_json(folder / "manifest.json")
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    parts = [f"# {esc(run_title(folder.name, manifest))}", ""]
+    if note := manifest.get("note"):
+        parts += [html_block(f'<p class="course-run-note"><strong>The one change</strong>: '
+                             f"{esc(str(note))}</p>"), ""]
+    readme = folder / "README.md"
+    if readme.is_file():
+        parts += [readme_markdown(readme.read_text(encoding="utf-8")), ""]
+    parts += ["## Manifest", "",
+              "What was measured, with which instrument (scorer version), on which inputs "
+              "(paths and sha256), and how the completions were made.", "",
+              *render_sections(manifest)]
+    summary = folder / "summary.json"
+    if summary.is_file():
+        data = read_json(summary)
+        parts += ["## Summary", "", "`summary.json`, the numbers the lessons quote.", "",
+                  *(render_sections(data) if isinstance(data, Mapping)
+                    else [html_block(render_value(data)), ""])]
+    shown_in_readme = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    if plots := [p for p in files if p.suffix == ".png" and f"]({p.name})" not in shown_in_readme]:
+        parts += ["## Plots", ""] + [f"![{p.stem}]({p.name})\n" for p in plots]
+    if tables := [p for p in files if p.suffix == ".csv"]:
+        parts += ["## Tables", ""] + [csv_section(p) for p in tables]
+    if logs := [p for p in files if p.suffix == ".txt"]:
+        parts += ["## Logs", ""] + [log_section(p) for p in logs]
+    if examples := [p for p in files if p.suffix == ".jsonl"]:
+        parts += ["## Examples", "",
+                  "Raw records, shown as stored (text escaped, nothing normalised). Look at "
+                  "them before trusting a number.", ""] + [jsonl_section(p) for p in examples]
+    parts += ["## Files", ""]
+    parts += [f"- [{p.name}]({p.name}) ({p.stat().st_size} bytes"
+              f"{', shown as a page' if p.suffix == '.md' else ''})" for p in files
+              if p.name != "README.md"]
+    parts += ["", "[All runs](../index.md)", ""]
+    return "\n".join(parts)
+
+
+def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
+    """The Runs page: what a run folder is, and a table of every run."""
+    lines = [
+        "# Runs", "",
+        "Every number the course quotes comes from a saved run: a folder under `runs/` with a "
+        "manifest (scorer version, inputs with sha256, prompt version, sampling, seed, the one "
+        "change versus the previous run), a machine-readable summary, the per-item artifacts "
+        "and a README. These pages are generated from the committed folders when the site is "
+        "built, and `course runs verify` regenerates each canonical run byte for byte.", "",
+    ]
+    if not folders:
+        return "\n".join([*lines, "No run folder has been committed yet.", ""])
+    rows = []
+    for folder in folders:
+        manifest = read_json(folder / "manifest.json")
+        href = f"{folder.name}/" if directory_urls else f"{folder.name}/index.html"
+        rows.append(f'<tr><td><a href="{esc(href)}">{esc(folder.name)}</a></td> '
+                    f"<td>{render_value(manifest.get('kind'))}</td> "
+                    f"<td>{render_value(manifest.get('scorer_version'))}</td> "
+                    f"<td>{render_value(manifest.get('note'))}</td></tr>")
+    table = ("<table><thead><tr><th>run</th> <th>kind</th> <th>scorer</th> <th>note</th></tr>"
+             f"</thead><tbody>{' '.join(rows)}</tbody></table>")
+    return "\n".join([*lines, html_block(table), ""])
+
+
+# -- 5. the mkdocs hooks ---------------------------------------------------------------------
+
+def run_folders(config: MkDocsConfig) -> list[Path]:
+    """Every `run_*` folder of runs/ (and of $COURSE_SITE_EXTRA_RUNS), by name."""
+    roots = [Path(config.config_file_path).resolve().parent / "runs"]
+    if extra := os.environ.get(EXTRA_RUNS_ENV):
+        roots.append(Path(extra).resolve())
+    found: dict[str, Path] = {}
+    for root in roots:
+        for folder in sorted(root.glob("run_*")):
+            if not folder.is_dir():
+                continue
+            if folder.name in found:
+                log.warning(f"two run folders are named {folder.name}: {found[folder.name]} "
+                            f"and {folder}; only the first is shown")
+                continue
+            if not (folder / "manifest.json").is_file():
+                log.warning(f"{folder} has no manifest.json: it is not a run folder")
+                continue
+            found[folder.name] = folder
+    return [found[name] for name in sorted(found)]
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Fill the `Runs` nav entry: the index page, then one page per run folder."""
+    try:
+        _fill_nav(config)
+    except ValueError as err:  # a broken run file: say which, without a traceback
+        raise PluginError(str(err)) from None
+    return config
+
+
+def _fill_nav(config: MkDocsConfig) -> None:
+    for entry in config.nav or []:
+        if isinstance(entry, dict) and NAV_TITLE in entry:
+            pages: list[Any] = [f"{SITE_FOLDER}/index.md"]
+            for folder in run_folders(config):
+                manifest = read_json(folder / "manifest.json")
+                pages.append({run_title(folder.name, manifest):
+                              f"{SITE_FOLDER}/{folder.name}/index.md"})
+            entry[NAV_TITLE] = pages
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    try:
+        _add_files(files, config)
+    except ValueError as err:
+        raise PluginError(str(err)) from None
+    return files
+
+
+def _add_files(files: Files, config: MkDocsConfig) -> None:
+    folders = run_folders(config)
+    add = files.append
+    add(File.generated(config, f"{SITE_FOLDER}/index.md",
+                       content=index_page(folders, config.use_directory_urls)))
+    for folder in folders:
+        add(File.generated(config, f"{SITE_FOLDER}/{folder.name}/index.md",
+                           content=run_page(folder)))
+        for path in sorted(p for p in folder.iterdir() if p.is_file()):
+            src_uri = f"{SITE_FOLDER}/{folder.name}/{path.name}"
+            if path.name == "README.md":
+                continue  # it is the top of the run page
+            if path.suffix == ".md":  # another report: a page of its own, linked from the run
+                add(File.generated(config, src_uri, inclusion=InclusionLevel.NOT_IN_NAV,
+                                   content=readme_markdown(path.read_text(encoding="utf-8"),
+                                                           demote=False)))
+            else:
+                add(File.generated(config, src_uri, abs_src_path=str(path)))

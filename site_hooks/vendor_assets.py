@@ -1,0 +1,69 @@
+"""Serve the site's browser libraries ourselves: Mermaid and MathJax from node_modules/.
+
+The site must work with no network at all, so nothing may come from a CDN. `package.json` pins
+exact versions, `package-lock.json` pins every byte, and `npm ci` puts them in node_modules/.
+This hook checks that what is installed is what is pinned, then adds the needed files to the
+build as if they lived under docs/assets/vendor/ (so `mkdocs serve` serves them too):
+
+- Mermaid: the one-file UMD bundle `dist/mermaid.min.js`, which defines the global `mermaid`.
+  Material only fetches Mermaid from its CDN when that global is missing, and it looks on
+  DOMContentLoaded, after every `extra_javascript` script has run.
+- MathJax 3: the whole `es5/` folder (the `tex-chtml.js` entry point plus the fonts and
+  extensions it loads by relative path, so the fonts load locally).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+# npm package -> (folder inside the package, site folder it is served from)
+VENDORED = {
+    "mermaid": ("dist", "assets/vendor/mermaid"),
+    "mathjax": ("es5", "assets/vendor/mathjax"),
+}
+# Only these files of a vendored folder are needed (None: the whole folder).
+ONLY = {"mermaid": ("mermaid.min.js",), "mathjax": None}
+
+
+def repo_root(config: MkDocsConfig) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def check_installed(root: Path) -> dict[str, Path]:
+    """Each vendored package's folder in node_modules/, after checking its version is the
+    pinned one. Raises PluginError with the fix (`npm ci`) when missing or stale."""
+    pinned = json.loads((root / "package.json").read_text(encoding="utf-8"))["dependencies"]
+    folders = {}
+    for package, (subdir, _) in VENDORED.items():
+        installed = root / "node_modules" / package / "package.json"
+        if not installed.is_file():
+            raise PluginError(f"node_modules/{package} is missing: run `npm ci` in {root} "
+                              "(or `bash scripts/build_site.sh`, which does it for you)")
+        version = json.loads(installed.read_text(encoding="utf-8"))["version"]
+        if version != pinned[package]:
+            raise PluginError(f"node_modules/{package} is {version} but package.json pins "
+                              f"{pinned[package]}: run `npm ci` in {root}")
+        folders[package] = root / "node_modules" / package / subdir
+    return folders
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    check_installed(repo_root(config))
+    return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    for package, folder in check_installed(repo_root(config)).items():
+        site_folder = VENDORED[package][1]
+        wanted = ONLY[package]
+        paths = ([folder / name for name in wanted] if wanted is not None
+                 else sorted(p for p in folder.rglob("*") if p.is_file()))
+        for path in paths:
+            src_uri = f"{site_folder}/{path.relative_to(folder).as_posix()}"
+            files.append(File.generated(config, src_uri, abs_src_path=str(path)))
+    return files

@@ -1,0 +1,73 @@
+"""Test-suite configuration shared by every test directory.
+
+Every Python block in docs/ is a test, collected by pytest-markdown-docs. Run it as:
+
+    pytest --markdown-docs --markdown-docs-syntax=superfences --ignore=docs/labs tests docs
+
+`tests` must be among the paths so that this file is loaded (it gives the plugin the parser
+below); `--ignore=docs/labs` keeps the plugin from importing the lab notebooks (they are
+executed by the site build instead).
+
+Out of the box the plugin only sees top-level fences: inside an admonition (`!!! note`,
+`??? tip`, `???+ example`) or a content tab (`=== "Tab"`), the body is indented, so CommonMark
+reads the fence as an indented code block and the test silently disappears. The parser below
+first lifts those bodies out, keeping every line number, so blocks at any depth are collected.
+tests/site/test_markdown_docs.py proves it with failing blocks at each depth.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+
+# A line that opens a container whose body is indented four spaces (Material / pymdownx).
+_CONTAINER = re.compile(r'^(?:!!!|\?\?\?\+?)\s+\S|^===[!+]?\s+"')
+_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+# Brace-form options written as classes (`{.python .notest}`) mean the same as bare words.
+_CLASS_OPTION = re.compile(r"(?<=\s)\.(notest|continuation)(?=[\s}])")
+
+
+def lift_containers(markdown: str) -> str:
+    """Remove admonition and tab openers and de-indent their bodies; line numbers are kept
+    (an opener becomes a blank line), so a failing block is reported at its real line."""
+    out: list[str] = []
+    openers: list[int] = []      # indentation of each enclosing container's opening line
+    fence: str | None = None     # the fence characters while inside a fenced block
+    for line in markdown.split("\n"):
+        indent = len(line) - len(line.lstrip(" "))
+        if line.strip():
+            while openers and indent < openers[-1] + 4:
+                openers.pop()     # a non-blank line left of the body closes the container
+        body = line[min(indent, 4 * len(openers)):]
+        stripped = body.lstrip(" ")
+        match = _FENCE.match(stripped)
+        if fence is not None:
+            if match and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence) \
+                    and not match["info"].strip():
+                fence = None
+        elif match and not (match["fence"][0] == "`" and "`" in match["info"]):
+            fence = match["fence"]
+        elif _CONTAINER.match(stripped):
+            openers.append(indent)
+            out.append("")
+            continue
+        out.append(body)
+    return "\n".join(out)
+
+
+class ContainerAwareMarkdownIt(MarkdownIt):
+    """CommonMark, after lifting Material's containers; class-style options become words."""
+
+    def parse(self, src, env=None):
+        tokens = super().parse(lift_containers(src), env)
+        for token in tokens:
+            if token.type == "fence":
+                token.info = _CLASS_OPTION.sub(r"\1", token.info)
+        return tokens
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_markdown_docs_markdown_it():
+    return ContainerAwareMarkdownIt("commonmark")

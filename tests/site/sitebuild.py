@@ -1,0 +1,69 @@
+"""Helpers for the site tests: build the site strictly into a folder, list its pages.
+
+The build is the real one (`mkdocs build --strict`) and goes to a temporary folder, never to
+site/. By default it adds the fixture run under tests/site/fixtures/runs/ (through
+COURSE_SITE_EXTRA_RUNS), whose completions try to inject HTML.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
+MKDOCS = Path(sys.executable).with_name("mkdocs")
+
+
+@dataclass(frozen=True)
+class Build:
+    site: Path
+    seconds: float
+    returncode: int
+    log: str
+
+
+def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
+               config: Path = REPO / "mkdocs.yml", site_url: str | None = None) -> Build:
+    """`mkdocs build --strict` of `config` into `out`; returns the outcome, never raises.
+    `site_url` is the address the site will be served at (instant navigation needs it)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    for name, value in (("COURSE_SITE_EXTRA_RUNS", extra_runs), ("COURSE_SITE_URL", site_url)):
+        env.pop(name, None)
+        if value is not None:
+            env[name] = str(value)
+    start = time.perf_counter()
+    done = subprocess.run([str(MKDOCS), "build", "--strict", "--config-file", str(config),
+                           "--site-dir", str(out)], cwd=config.parent, env=env,
+                          capture_output=True, text=True, timeout=600)
+    return Build(out, time.perf_counter() - start, done.returncode, done.stdout + done.stderr)
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every HTML page of a built site, as URL paths relative to the root (`` is home)."""
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        relative = path.relative_to(site).as_posix()
+        pages.append(relative[: -len("index.html")] if relative.endswith("index.html")
+                     else relative)
+    return pages
+
+
+def page_file(site: Path, page: str) -> Path:
+    """The HTML file behind a page path from `site_pages`."""
+    return site / (page + "index.html" if page == "" or page.endswith("/") else page)
+
+
+def load_hook(name: str):
+    """Import `site_hooks/<name>.py` as a module, the way mkdocs loads a hook."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"site_hook_{name}",
+                                                  REPO / "site_hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,293 @@
+"""The built site in a real browser (Debian's chromium through Playwright), fully offline.
+
+Every page is visited: no console error, no failed request, no request to any host but the
+local server, every Mermaid diagram rendered to SVG, all math typeset. Then the features a
+reader relies on: search, the escaped completion on a run page, the lab download links, and
+Material's instant navigation.
+
+Without /usr/bin/chromium these tests are skipped, unless the CI environment variable is set,
+in which case they fail: CI must never pass by not looking.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from sitebuild import Build, page_file, site_pages
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}, and CI is set: the browser tests must run in CI")
+        pytest.skip(f"{message}; set CI=1 to turn this skip into a failure")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+class Watch:
+    """Everything that went wrong in one browser page, as readable lines."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.dialogs: list[str] = []
+
+    def add(self, problem: str) -> None:
+        self.problems.append(problem)
+
+
+class Tabs:
+    """A browser context whose every request is checked: only 127.0.0.1 may be contacted
+    (anything else is recorded and aborted); each page's errors go to its own `Watch`."""
+
+    def __init__(self, browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.watches: dict = {}
+        self.unattributed = Watch()   # requests no page can be blamed for (a worker's, say)
+        self.context.route("**/*", self._route)
+
+    def _route(self, route) -> None:
+        url = urlsplit(route.request.url)
+        if url.scheme in ("http", "https", "ws", "wss") and url.hostname != "127.0.0.1":
+            try:
+                watch = self.watches.get(route.request.frame.page, self.unattributed)
+            except Exception:  # Playwright raises for requests without a frame
+                watch = self.unattributed
+            watch.add(f"request to another host: {route.request.url}")
+            route.abort()
+        else:
+            route.continue_()
+
+    def open(self) -> tuple:
+        page, watch = self.context.new_page(), Watch()
+        self.watches[page] = watch
+        page.on("console", lambda m: m.type == "error" and watch.add(f"console error: {m.text}"))
+        page.on("pageerror", lambda err: watch.add(f"page error: {err}"))
+        # ERR_ABORTED is a request cancelled by leaving the page, not a failure of the site
+        page.on("requestfailed", lambda r: "ERR_ABORTED" not in (r.failure or "")
+                and watch.add(f"failed request: {r.url} ({r.failure})"))
+        page.on("response", lambda r: r.status >= 400 and watch.add(f"HTTP {r.status}: {r.url}"))
+        page.on("websocket", lambda ws: watch.add(f"websocket opened: {ws.url}"))
+
+        def on_dialog(dialog):
+            watch.dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        return page, watch
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.unattributed.problems == [], self.unattributed.problems
+
+
+@pytest.fixture
+def tabs(browser, site_url) -> Iterator[Tabs]:
+    tabs = Tabs(browser)
+    yield tabs
+    tabs.close()
+
+
+@pytest.fixture
+def tab(tabs: Tabs) -> tuple:
+    """One checked page and its `Watch`."""
+    return tabs.open()
+
+
+def open_page(page, url: str) -> None:
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+
+
+def search(page, query: str) -> None:
+    """Type into Material's search box like a reader (it reacts to key events, not `fill`)."""
+    box = page.locator(".md-search__input")
+    box.click()
+    box.press_sequentially(query, delay=20)
+
+
+def rendered_mermaid_diagrams(page) -> int:
+    """How many Mermaid diagrams hold an SVG. Material renders each one into a *closed* shadow
+    root, out of reach of page scripts and selectors; the DevTools protocol sees through it."""
+    cdp = page.context.new_cdp_session(page)
+    root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+    cdp.detach()
+
+    def has_svg(node) -> bool:
+        kids = node.get("children", []) + node.get("shadowRoots", [])
+        return any(k.get("nodeName", "").lower() == "svg" or has_svg(k) for k in kids)
+
+    def diagrams(node) -> Iterator[dict]:
+        attributes = node.get("attributes", [])
+        classes = dict(zip(attributes[::2], attributes[1::2], strict=True)).get("class", "")
+        if node.get("nodeName") == "DIV" and "mermaid" in classes.split():
+            yield node
+        for kid in node.get("children", []) + node.get("shadowRoots", []):
+            yield from diagrams(kid)
+
+    return sum(1 for node in diagrams(root) if any(has_svg(s) for s in node.get("shadowRoots", [])))
+
+
+MATH_DONE = """() => {
+  const pending = [...document.querySelectorAll('.arithmatex')]
+    .filter(e => !e.querySelector('mjx-container'));
+  const notebook = [...document.querySelectorAll('.jp-RenderedMarkdown')]
+    .filter(e => /\\$[^$\\s][^$]*\\$/.test(e.textContent));
+  return pending.length === 0 && notebook.length === 0;
+}"""
+
+
+def check_page(page, site: Path, path: str) -> list[str]:
+    """Diagrams and math on the page that is open, against what its HTML file contains."""
+    html = page_file(site, path).read_text(encoding="utf-8")
+    problems = []
+    diagrams = html.count('<pre class="mermaid">')
+    if diagrams:
+        page.wait_for_function(f"() => document.querySelectorAll('div.mermaid').length >= "
+                               f"{diagrams}")
+        rendered = rendered_mermaid_diagrams(page)
+        if rendered != diagrams:
+            problems.append(f"{rendered} of {diagrams} Mermaid diagrams rendered to SVG")
+    if 'class="arithmatex"' in html or "jp-RenderedMarkdown" in html:
+        try:
+            page.wait_for_function(MATH_DONE, timeout=10_000)
+        except Exception:  # Playwright's TimeoutError: report it with the others
+            problems.append("math left untypeset")
+        if page.locator("mjx-merror").count():
+            problems.append("MathJax reported a TeX error")
+    return problems
+
+
+# -- every page --------------------------------------------------------------------------
+
+PARALLEL_PAGES = 4
+"""Pages loaded at once: the browser loads a batch concurrently, then each is checked."""
+
+
+def test_every_page_is_clean_offline_and_fully_rendered(tabs: Tabs, built_site: Build, site_url):
+    pages = site_pages(built_site.site)
+    assert len(pages) >= 6, pages
+    workers = [tabs.open() for _ in range(PARALLEL_PAGES)]
+    report = []
+    for start in range(0, len(pages), PARALLEL_PAGES):
+        batch = list(zip(workers, pages[start:start + PARALLEL_PAGES], strict=False))
+        for (page, _), path in batch:
+            page.goto(site_url + path, wait_until="commit")
+        for (page, watch), path in batch:
+            page.wait_for_load_state("load")
+            page.wait_for_load_state("networkidle")
+            problems = check_page(page, built_site.site, path)
+            report += [f"/{path}: {p}" for p in problems + watch.problems]
+            assert not watch.dialogs, (path, watch.dialogs)
+            watch.problems.clear()
+    assert not report, "\n".join(report)
+
+
+def test_the_home_page_really_has_a_diagram_and_math(tab, site_url, built_site: Build):
+    """Guards the page-by-page check above against checking nothing."""
+    page, watch = tab
+    open_page(page, site_url)
+    assert check_page(page, built_site.site, "") == []
+    assert rendered_mermaid_diagrams(page) >= 1
+    assert page.locator(".arithmatex mjx-container").count() >= 1
+    assert page.locator("mjx-container").first.is_visible()
+    assert watch.problems == []
+
+
+# -- features ------------------------------------------------------------------------------
+
+def test_search_finds_pass_at_k(tab, site_url):
+    page, watch = tab
+    open_page(page, site_url)
+    search(page, "pass@k")
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for()
+    assert any("pass@k" in text.lower() for text in results.all_inner_texts()), \
+        results.all_inner_texts()
+    assert watch.problems == []
+
+
+def test_a_completion_with_a_script_tag_is_shown_as_text(tab, site_url):
+    page, watch = tab
+    open_page(page, site_url + "runs/run_fixture/")
+    shown = page.get_by_text("<script>alert(1)</script>", exact=True)
+    assert shown.count() >= 1
+    assert shown.first.is_visible() or shown.nth(1).is_visible()
+    # the README's raw HTML is text too, and nothing injected became an element
+    assert page.get_by_text("<img src=x onerror=alert(2)>", exact=False).count() >= 1
+    assert page.locator("img[src='x'], b:text('not bold')").count() == 0
+    assert page.evaluate("[...document.scripts].filter(s => s.text.includes('alert(')).length") \
+        == 0
+    # searching for the injected text shows it in the results, still as text
+    search(page, "alert")
+    page.locator(".md-search-result__item").first.wait_for()
+    page.wait_for_timeout(300)
+    assert watch.dialogs == [], f"a script from a completion ran: {watch.dialogs}"
+    assert watch.problems == []
+
+
+def test_the_lab_page_offers_working_downloads(tab, site_url):
+    page, watch = tab
+    open_page(page, site_url + "labs/lab_scorer/")
+    source = page.locator("a[download][href$='.py']")
+    notebook = page.locator("a[download][href$='.ipynb']")
+    assert source.count() == 1 and notebook.count() == 1
+    py = page.request.get(urljoin(page.url, source.get_attribute("href")))
+    assert py.status == 200
+    assert "# %%" in py.text() and "from course.scorer import" in py.text()
+    ipynb = page.request.get(urljoin(page.url, notebook.get_attribute("href")))
+    assert ipynb.status == 200
+    document = json.loads(ipynb.text())
+    assert document["nbformat"] == 4
+    assert any("course.scorer" in "".join(cell["source"]) for cell in document["cells"])
+    # the executed output is on the page: the plot and the printed rewards
+    assert page.locator(".jp-OutputArea-output img").count() >= 1
+    assert page.get_by_text(re.compile(r"mean reward = 0\.286")).count() == 1
+    assert watch.problems == []
+
+
+def test_instant_navigation_renders_diagrams_and_math_on_arrival(tab, site_url, built_site):
+    """navigation.instant swaps pages without a reload; diagrams and math must still render
+    on the new page (site_hooks + assets/javascripts/mathjax-config.js)."""
+    page, watch = tab
+    open_page(page, site_url + "labs/")
+    page.evaluate("window.__same_document = true")
+    page.locator(".md-tabs a", has_text="Home").first.click()
+    page.wait_for_function("() => document.querySelector('h1')?.textContent.includes("
+                           "'RL Foundations')")
+    assert page.evaluate("window.__same_document === true"), "the page was reloaded"
+    assert check_page(page, built_site.site, "") == []
+    assert page.locator(".arithmatex mjx-container").count() >= 1
+    page.locator(".md-tabs a", has_text="Labs").first.click()
+    page.locator(".md-nav a", has_text="the scorer in a notebook").first.click()
+    page.wait_for_function("() => document.querySelector('.jupyter-wrapper')")
+    assert check_page(page, built_site.site, "labs/lab_scorer/") == []
+    assert page.evaluate("window.__same_document === true"), "the page was reloaded"
+    assert watch.problems == []
+
+
+def test_the_palette_toggle_switches_to_dark(tab, site_url):
+    page, watch = tab
+    open_page(page, site_url)
+    scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+    page.locator("form[data-md-component='palette'] label:visible").first.click()
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") != scheme
+    assert watch.problems == []

@@ -1,0 +1,144 @@
+"""The strict build: it succeeds on the real site, and it fails loudly on each kind of mistake
+a writer can make (broken anchor, page left out of nav, the bare-word fence option, a lab cell
+that raises, a broken run file, front-end assets not installed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from sitebuild import FIXTURE_RUNS, REPO, Build, build_site, page_file, site_pages
+
+
+def test_strict_build_succeeds_and_has_every_part(built_site: Build):
+    print(f"\nstrict build (with the fixture run): {built_site.seconds:.1f} s")
+    site = built_site.site
+    for part in ("index.html", "404.html", "search/search_index.json", "sitemap.xml",
+                 "reference/api/index.html", "labs/index.html", "labs/lab_scorer/index.html",
+                 "labs/lab_scorer/lab_scorer.py", "labs/lab_scorer/lab_scorer.ipynb",
+                 "runs/index.html", "runs/run_fixture/index.html",
+                 "runs/run_fixture/codes.png", "runs/run_fixture/results.jsonl",
+                 "assets/vendor/mermaid/mermaid.min.js", "assets/vendor/mathjax/tex-chtml.js",
+                 "assets/vendor/mathjax/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"):
+        assert (site / part).is_file(), f"{part} is missing from the built site"
+
+
+def test_every_committed_run_has_a_page_in_the_nav(built_site: Build):
+    runs = [*sorted(p.name for p in (REPO / "runs").glob("run_*") if p.is_dir()), "run_fixture"]
+    home = (built_site.site / "index.html").read_text(encoding="utf-8")
+    for name in runs:
+        assert (built_site.site / "runs" / name / "index.html").is_file(), name
+        assert f'href="runs/{name}/"' in home, f"{name} is not in the navigation"
+
+
+NETWORK_LOAD = re.compile(
+    r"<(?:script|img|iframe|source|audio|video)\b[^>]*\ssrc=[\"'](?:https?:)?//"
+    r"|<link\b[^>]*\brel=[\"'](?:stylesheet|preload|modulepreload|icon)[\"'][^>]*\bhref=[\"']"
+    r"(?:https?:)?//|@import\s+url\(\s*[\"']?https?:", re.IGNORECASE)
+"""HTML that makes the browser fetch from another host (a plain link to one does not)."""
+
+
+@pytest.mark.parametrize(("html", "loads"), [
+    ('<script src="https://unpkg.com/mermaid@11/dist/mermaid.min.js"></script>', True),
+    ('<link rel="stylesheet" href="//fonts.googleapis.com/css?family=Roboto">', True),
+    ("<style>@import url('https://cdn.example/x.css');</style>", True),
+    ('<script src="../assets/vendor/mermaid/mermaid.min.js"></script>', False),
+    ('<a href="https://squidfunk.github.io/mkdocs-material/">Material</a>', False),
+    ('<link rel="canonical" href="http://127.0.0.1:8000/">', False),
+])
+def test_the_network_check_recognises_loads(html, loads):
+    assert bool(NETWORK_LOAD.search(html)) is loads
+
+
+def test_no_page_loads_anything_from_the_network(built_site: Build):
+    """Static check (the browser test checks the requests themselves): no script, stylesheet,
+    image, font or frame in any page points at another host."""
+    for page in site_pages(built_site.site):
+        match = NETWORK_LOAD.search(page_file(built_site.site, page).read_text(encoding="utf-8"))
+        assert match is None, f"{page} loads from the network: {match.group() if match else ''}"
+
+
+def test_run_readme_python_blocks_are_marked_notest(built_site: Build):
+    html = (built_site.site / "runs/run_fixture/index.html").read_text(encoding="utf-8")
+    assert 'class="language-python notest highlight"' in html
+
+
+# -- the failures: a miniature repository with one mistake each -------------------------------
+
+MINIMAL_NAV = "nav:\n  - Home: index.md\n  - Runs: runs/index.md\n"
+
+
+def mini_repo(root: Path, docs: dict[str, str], nav: str = MINIMAL_NAV,
+              node_modules: bool = True) -> Path:
+    """The real mkdocs.yml and hooks around a small docs/ folder (and a custom nav)."""
+    root.mkdir(parents=True, exist_ok=True)
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    (root / "mkdocs.yml").write_text(config[: config.index("\nnav:\n") + 1] + nav,
+                                     encoding="utf-8")
+    links = ["site_hooks", "package.json", "src"] + (["node_modules"] if node_modules else [])
+    for name in links:
+        os.symlink(REPO / name, root / name)
+    (root / "runs").mkdir()
+    for name, text in docs.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def mini_build(root: Path, extra_runs: Path | None = None) -> Build:
+    return build_site(root / "site", extra_runs=extra_runs, config=root / "mkdocs.yml")
+
+
+def test_the_mini_repository_builds_when_nothing_is_wrong(tmp_path):
+    """The control for the failures below: the same set-up without a mistake passes."""
+    build = mini_build(mini_repo(tmp_path, {"index.md": "# Home\n\n[Runs](runs/index.md)\n"}))
+    assert build.returncode == 0, build.log
+
+
+def test_writer_mistakes_fail_the_strict_build(tmp_path):
+    docs = {
+        "index.md": "# Home\n\n[a broken anchor](#no-such-heading)\n\n"
+                    "[a missing page](missing.md)\n\n"
+                    "```python notest\nprint('bare word')\n```\n",
+        "orphan.md": "# Not in nav\n",
+    }
+    build = mini_build(mini_repo(tmp_path, docs))
+    assert build.returncode != 0
+    assert "no-such-heading" in build.log, build.log                      # anchors: warn
+    assert "missing.md" in build.log, build.log                           # links: warn
+    assert "orphan.md" in build.log, build.log                            # omitted_files: warn
+    assert "```{.python notest}" in build.log, build.log                  # site_hooks/fences.py
+
+
+def test_a_lab_cell_that_raises_fails_the_build(tmp_path):
+    lab = '# %% [markdown]\n# # A lab\n\n# %%\nraise RuntimeError("cell failed on purpose")\n'
+    nav = MINIMAL_NAV + "  - Lab: labs/lab_broken.py\n"
+    build = mini_build(mini_repo(tmp_path, {"index.md": "# Home\n", "labs/lab_broken.py": lab},
+                                 nav=nav))
+    assert build.returncode != 0
+    assert "cell failed on purpose" in build.log, build.log
+
+
+def test_a_broken_run_file_fails_the_build_naming_file_and_line(tmp_path):
+    runs = tmp_path / "extra"
+    shutil.copytree(FIXTURE_RUNS / "run_fixture", runs / "run_broken")
+    (runs / "run_broken" / "summary.json").write_text('{\n  "n": 7,\n  oops\n}\n')
+    build = mini_build(mini_repo(tmp_path / "repo", {"index.md": "# Home\n"}), extra_runs=runs)
+    assert build.returncode != 0
+    assert re.search(r"run_broken/summary\.json:3: invalid JSON", build.log), build.log
+
+
+def test_missing_front_end_assets_fail_the_build_with_the_fix(tmp_path):
+    build = mini_build(mini_repo(tmp_path, {"index.md": "# Home\n"}, node_modules=False))
+    assert build.returncode != 0
+    assert "run `npm ci`" in build.log, build.log
+
+
+def test_the_fixture_run_is_what_the_browser_test_expects():
+    results = [json.loads(line) for line in
+               (FIXTURE_RUNS / "run_fixture" / "results.jsonl").read_text().splitlines()]
+    assert "<script>alert(1)</script>" in [r["completion"] for r in results]

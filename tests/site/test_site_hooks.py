@@ -1,0 +1,216 @@
+"""The site hooks' pure parts, without a build: run pages render any JSON safely, README text
+cannot inject HTML, fence options survive into the HTML, notebooks lose their CDN scripts."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sitebuild import REPO, load_hook
+
+run_pages = load_hook("run_pages")
+fences = load_hook("fences")
+notebooks = load_hook("notebooks")
+
+NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "a & b", "x\ny",
+         "Final: \u2212323", "Final:\u00a0323", "3\u200b23", "tab\there", "</td></tr></table>",
+         "{{ jinja }}", "$x$ and \\(y\\)", "`code`", "&lt;already escaped&gt;"]
+
+
+class Parsed(HTMLParser):
+    """Tags and text of an HTML fragment, as a browser would see them."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.text = ""
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+
+    def handle_data(self, data):
+        self.text += data
+
+
+SAFE_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "span", "code", "br", "ol", "li"}
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_text_is_escaped_and_shown_exactly(text):
+    parsed = Parsed(run_pages.render_text(text))
+    assert parsed.tags <= SAFE_TAGS
+    assert parsed.text.startswith(text)          # the reader sees the very characters stored
+
+
+@pytest.mark.parametrize(("text", "escaped"), [
+    ("Final: 323", None),
+    ("Final: \u2212323", '"Final: \\u2212323"'),
+    ("Final:\u00a0323", '"Final:\\u00a0323"'),
+    ("3\u200b23", '"3\\u200b23"'),
+    ("tab\there", '"tab\\there"'),
+    ("two\nlines", None),                        # a newline is shown as a line break
+])
+def test_invisible_and_non_ascii_characters_get_an_escaped_spelling(text, escaped):
+    html = run_pages.render_text(text)
+    if escaped is None:
+        assert "course-escaped" not in html
+    else:
+        assert escaped in Parsed(html).text
+
+
+def test_long_text_is_cut_with_its_length():
+    html = run_pages.render_text("9" * 1000, limit=10)
+    assert Parsed(html).text == "9" * 10 + " ... (1000 characters)"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    | st.text() | st.sampled_from(NASTY),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values)
+def test_any_json_value_renders_with_only_table_markup(value):
+    parsed = Parsed(run_pages.render_value(value))
+    assert parsed.tags <= SAFE_TAGS
+    for text in NASTY:
+        if text in json.dumps(value, ensure_ascii=False) and "\n" not in text:
+            assert "<script>" not in run_pages.render_value(value)
+
+
+def test_lists_of_records_become_one_table_with_every_column():
+    html = run_pages.render_value([{"code": "wrong_answer", "count": 9},
+                                   {"code": "empty", "share": 0.1}])
+    assert html.count("<table>") == 1
+    assert "<th>code</th> <th>count</th> <th>share</th>" in html
+
+
+def test_dicts_of_alike_records_become_one_table_with_a_key_column():
+    inputs = {"problems": {"path": "data/p.jsonl", "sha256": "ab"},
+              "rollouts": {"path": "data/r.jsonl", "sha256": "cd"}}
+    html = run_pages.render_value(inputs)
+    assert html.count("<table>") == 1 and html.count("<tr>") == 3
+    mixed = run_pages.render_value({"a": {"x": 1}, "b": {"y": 2}})
+    assert mixed.count("<table>") == 3           # different fields: nested key/value tables
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, "null"), (True, "true"), (0.5667, "0.5667"), (7, "7"), ([0.441, 0.6843],
+                                                                   "[0.441, 0.6843]"),
+    ([], "[]"), ({}, "{}"),
+])
+def test_scalars_are_shown_as_json(value, shown):
+    assert Parsed(run_pages.render_value(value)).text == shown
+
+
+def test_readme_cannot_inject_html_but_keeps_code():
+    readme = "\n".join([
+        "# Title <b>x</b>",
+        "Raw <img src=x onerror=alert(1)> and `<kept>` in code",
+        "```text",
+        "# not a heading <still raw>",
+        "```",
+        "```python",
+        "print('hi')",
+        "```",
+        "~~~{.py}",
+        "x = 1",
+        "~~~",
+    ])
+    out = run_pages.readme_markdown(readme).splitlines()
+    assert out[0] == "## Title &lt;b>x&lt;/b>"
+    assert out[1] == "Raw &lt;img src=x onerror=alert(1)> and `<kept>` in code"
+    assert out[2:5] == ["```text", "# not a heading <still raw>", "```"]
+    assert out[5] == "```{.python .notest}"
+    assert out[8] == "~~~{.python .notest}"
+    assert run_pages.readme_markdown("# Report", demote=False) == "# Report"
+
+
+def test_examples_cover_every_failure_code_first():
+    records = ([{"id": i, "details": {"code": "correct"}} for i in range(10)]
+               + [{"id": 10 + i, "details": {"code": "wrong_answer"}} for i in range(5)]
+               + [{"id": 20, "code": "empty"}])
+    picked = run_pages.pick_examples(records, limit=30, per_group=2)
+    assert [r["id"] for r in picked] == [0, 1, 10, 11, 20]
+    plain = [{"id": i} for i in range(50)]
+    assert run_pages.pick_examples(plain, limit=5) == plain[:5]
+
+
+def test_a_run_page_shows_each_artifact(tmp_path):
+    folder = REPO / "tests/site/fixtures/runs/run_fixture"
+    page = run_pages.run_page(folder)
+    assert page.startswith("# run_fixture · fixture-eval")
+    for section in ("## Fixture evaluation", "## Manifest", "## Summary", "## Plots",
+                    "![codes](codes.png)", "## Tables", "## Examples", "## Files",
+                    "[results.jsonl](results.jsonl)"):
+        assert section in page
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize(("kind", "title"), [
+    ("eval", "run_009 · eval"), ("kl_tradeoff", "run_009 · kl_tradeoff"),
+    ("<img src=x onerror=alert(1)>", "run_009 · ?img src?x onerror?alert?1??"),
+])
+def test_run_titles_are_plain_text(kind, title):
+    """The title also goes into every page's navigation, so it never carries markup."""
+    assert run_pages.run_title("run_009", {"kind": kind}) == title
+
+
+# -- fences ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("```{.python notest}", "```{.python .notest}"),
+    ("```{.python continuation}", "```{.python .continuation}"),
+    ("    ```{.python notest}", "    ```{.python .notest}"),     # inside an admonition
+    ("~~~~{.python notest}", "~~~~{.python .notest}"),
+    ("```python", "```python"),
+    ("```mermaid", "```mermaid"),
+])
+def test_fence_options_become_classes(line, expected):
+    rewritten, problems = fences.rewrite_fences(f"{line}\nx = 1\n{line.strip()[:3]}\n")
+    assert rewritten.splitlines()[0] == expected
+    assert problems == []
+
+
+def test_the_bare_word_form_is_refused_with_the_fix():
+    _, problems = fences.rewrite_fences("text\n\n```python notest\nx\n```\n", "lesson.md")
+    assert problems == ["lesson.md:3: write ```{.python notest} instead of ```python notest "
+                        "(Material cannot render the bare-word form)"]
+
+
+def test_fence_lines_inside_a_code_block_are_left_alone():
+    markdown = "````markdown\n```{.python notest}\n```python notest\n````\n"
+    rewritten, problems = fences.rewrite_fences(markdown)
+    assert rewritten == markdown and problems == []
+
+
+# -- notebooks -----------------------------------------------------------------------------
+
+def test_network_scripts_are_removed_and_local_ones_kept():
+    html = ('<script src="https://cdnjs.cloudflare.com/mathjax.js"> </script>'
+            '<script type="text/x-mathjax-config">MathJax.Hub.Config({})</script>'
+            '<script type="module">const m = (await import("https://cdn/m.mjs")).default;'
+            "</script><script>customElements.define('x-y', class {})</script><p>kept</p>")
+    out = notebooks.strip_network_scripts(html)
+    assert out == "<script>customElements.define('x-y', class {})</script><p>kept</p>"
+
+
+# -- the API reference ---------------------------------------------------------------------
+
+def test_the_api_reference_lists_every_module():
+    """docs/reference/api.md is the one list of documented modules: each module of
+    src/course/ must be on it (add `::: course.<name>` there)."""
+    listed = {line.split("::: ", 1)[1].strip()
+              for line in (REPO / "docs/reference/api.md").read_text().splitlines()
+              if line.startswith("::: ")}
+    modules = {f"course.{p.stem}" for p in (REPO / "src/course").glob("*.py")
+               if p.stem not in ("__init__", "__main__")}
+    assert sorted(modules - listed) == [], "add these to docs/reference/api.md"
+    assert sorted(listed - modules) == [], "these are listed but do not exist"
