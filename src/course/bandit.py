@@ -28,13 +28,20 @@ log-probability gradient of the action that was actually sampled.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from course.data import display_path
-from course.runs import RunError, RunFiles, figure_png, json_bytes, manifest, write_run
+from course.runs import (
+    RunFiles,
+    add_output_arguments,
+    check_output_arguments,
+    figure_png,
+    json_bytes,
+    manifest,
+    write_run,
+)
 
 # -- 1. the setup -------------------------------------------------------------------------------
 
@@ -607,18 +614,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--log-every-step", action="store_true",
                         help="fast mode: print a one-line summary of every step")
-    parser.add_argument("--out", type=Path, help="also write a run folder here (with ablation)")
-    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    add_output_arguments(parser)  # the saved run also holds the baseline ablation
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
-    if args.out is not None:
-        if args.out.exists():
-            raise RunError(f"{display_path(args.out)} already exists: runs are never "
-                           "overwritten; choose a new --out folder")
-        if not args.note:
-            raise RunError("--out needs --note: the one change versus the previous run")
+    check_output_arguments(args)
     steps = args.steps if args.steps is not None else (10 if args.slow_motion else 300)
     try:
         config = BanditConfig(lr=args.lr, steps=steps, baseline=args.baseline,

@@ -457,10 +457,7 @@ def register(subparsers: Any) -> None:
                     "results.jsonl, summary.json, manifest.json and README.md to --out.")
     parser.add_argument("--problems", type=Path, required=True, help="problems JSONL file")
     parser.add_argument("--rollouts", type=Path, required=True, help="rollouts JSONL file")
-    parser.add_argument("--note", required=True,
-                        help="the one change versus the previous run, in a sentence (required)")
-    parser.add_argument("--out", type=Path, required=True,
-                        help="new run folder, for example runs/run_007 (never overwritten)")
+    runs.add_output_arguments(parser, required=True)
     parser.set_defaults(func=_eval_main)
 
     parser = subparsers.add_parser(
@@ -473,9 +470,7 @@ def register(subparsers: Any) -> None:
 
 
 def _eval_main(args: Any) -> int:
-    if args.out.exists():  # fail before the work, not after it
-        raise runs.RunError(f"{data.display_path(args.out)} already exists: runs are never "
-                            "overwritten; choose a new --out folder")
+    runs.check_output_arguments(args)  # fail before the work, not after it
     config = EvalConfig(problems=args.problems, rollouts=args.rollouts, note=args.note,
                         out=args.out)
     files = build_run(config)

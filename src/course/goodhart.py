@@ -252,16 +252,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--proxy", default=GoodhartConfig.proxy, help="weak rubric to optimise")
     parser.add_argument("--steps", type=int, default=GoodhartConfig.steps)
     parser.add_argument("--seed", type=int, default=GoodhartConfig.seed)
-    parser.add_argument("--out", type=Path, help="write a run folder here")
-    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    runs.add_output_arguments(parser)
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
+    runs.check_output_arguments(args)
     config = GoodhartConfig(proxy=args.proxy, steps=args.steps, seed=args.seed)
     if args.out is not None:
-        if not args.note:
-            raise runs.RunError("--out needs --note: the one change versus the previous run")
         runs.write_run(args.out, build_run(config, args.note))
     summary = summarise(config, simulate(config))
     start, peak, end = summary["start"], summary["peak"], summary["end"]

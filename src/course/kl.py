@@ -26,14 +26,21 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from course.bandit import softmax
 from course.data import display_path
-from course.runs import RunError, RunFiles, figure_png, json_bytes, manifest, write_run
+from course.runs import (
+    RunFiles,
+    add_output_arguments,
+    check_output_arguments,
+    figure_png,
+    json_bytes,
+    manifest,
+    write_run,
+)
 
 # -- 1. the setup ---------------------------------------------------------------------------------
 # The reference policy is a made-up "SFT model" answering an arithmetic prompt. Each style's
@@ -340,18 +347,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--beta-min", type=float, default=KLConfig.beta_min)
     parser.add_argument("--beta-max", type=float, default=KLConfig.beta_max)
     parser.add_argument("--num-betas", type=int, default=KLConfig.num_betas)
-    parser.add_argument("--out", type=Path, help="write the sweep as a run folder here")
-    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    add_output_arguments(parser)  # the saved run is the whole sweep
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
-    if args.out is not None:
-        if args.out.exists():
-            raise RunError(f"{display_path(args.out)} already exists: runs are never "
-                           "overwritten; choose a new --out folder")
-        if not args.note:
-            raise RunError("--out needs --note: the one change versus the previous run")
+    check_output_arguments(args)
     try:
         config = KLConfig(beta_min=args.beta_min, beta_max=args.beta_max,
                           num_betas=args.num_betas)

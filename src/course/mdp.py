@@ -30,14 +30,21 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from course.bandit import grad_log_prob, sample_actions, softmax
 from course.data import display_path
-from course.runs import RunError, RunFiles, figure_png, json_bytes, manifest, write_run
+from course.runs import (
+    RunFiles,
+    add_output_arguments,
+    check_output_arguments,
+    figure_png,
+    json_bytes,
+    manifest,
+    write_run,
+)
 
 # -- 1. the world ---------------------------------------------------------------------------------
 
@@ -424,18 +431,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--log-every-episode", action="store_true",
                         help="print every episode (default: the first 10 and checkpoints)")
-    parser.add_argument("--out", type=Path, help="also write a run folder here")
-    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    add_output_arguments(parser)
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
-    if args.out is not None:
-        if args.out.exists():
-            raise RunError(f"{display_path(args.out)} already exists: runs are never "
-                           "overwritten; choose a new --out folder")
-        if not args.note:
-            raise RunError("--out needs --note: the one change versus the previous run")
+    check_output_arguments(args)
     try:
         config = MDPConfig(lr=args.lr, episodes=args.episodes, baseline=args.baseline,
                            seed=args.seed)

@@ -48,7 +48,14 @@ from typing import Any, Final
 from course import data, rubrics
 from course.data import DATA_DIR, Record, display_path
 from course.rubrics import RUBRICS, Rubric, code_span, markdown_table, plain_cell
-from course.runs import RunFiles, json_bytes, manifest, write_run
+from course.runs import (
+    RunFiles,
+    add_output_arguments,
+    check_output_arguments,
+    json_bytes,
+    manifest,
+    write_run,
+)
 from course.scorer import SCORER_VERSION
 
 PEER_CODES: Final = {
@@ -616,8 +623,7 @@ def register(subparsers: Any) -> None:
                         help="golden exploit suite JSONL")
     parser.add_argument("--correct", type=Path, default=defaults.correct,
                         help="golden-correct set JSONL")
-    parser.add_argument("--out", type=Path, help="save the run here, e.g. runs/run_008")
-    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    add_output_arguments(parser)
     parser.add_argument("--try", dest="attempt", metavar="TEXT",
                         help="score TEXT with every rule (use $'...' for \\n)")
     parser.add_argument("--expected", type=int, default=323,
@@ -632,9 +638,7 @@ def _main(args: Any) -> int:
             print(f"  {found['rule']:<18}reward {_reward_text(found['reward']):<3}"
                   f"{found['code']:<16}extracted {found['extracted']!r}")
         return 0
-    if args.out is not None and not args.note:
-        print("course peers: --out needs --note (the one change versus the previous run)")
-        return 2
+    check_output_arguments(args)
     config = ComparisonConfig(note=args.note or "", exploits=args.exploits, correct=args.correct)
     rules, unavailable = usable_rules(config.rules)
     rows = score_cases(load_cases(config.exploits, config.correct), rules)

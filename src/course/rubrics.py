@@ -41,7 +41,14 @@ from typing import Any, Final
 
 from course import data
 from course.data import DATA_DIR, Record, display_path
-from course.runs import RunFiles, json_bytes, manifest, write_run
+from course.runs import (
+    RunFiles,
+    add_output_arguments,
+    check_output_arguments,
+    json_bytes,
+    manifest,
+    write_run,
+)
 from course.scorer import CODES, MAX_DIGITS, PREFIX, SCORER_VERSION, parse, score
 
 Rubric = Callable[[Mapping[str, Any], Any], dict[str, Any]]
@@ -422,8 +429,7 @@ def register(subparsers: Any) -> None:
                         help="golden exploit suite JSONL")
     parser.add_argument("--correct", type=Path, default=defaults.correct,
                         help="golden-correct set JSONL")
-    parser.add_argument("--out", type=Path, help="save the run here, e.g. runs/run_007")
-    parser.add_argument("--note", help="the one change versus the previous run (with --out)")
+    add_output_arguments(parser)
     parser.add_argument("--try", dest="attempt", metavar="TEXT",
                         help="score TEXT with every rubric (use $'...' for \\n)")
     parser.add_argument("--expected", type=int, default=323,
@@ -439,9 +445,7 @@ def _main(args: Any) -> int:
             details = rubric(example, args.attempt)
             print(f"  {name:<18}reward {details['reward']:.1f}  {details['details']['code']}")
         return 0
-    if args.out is not None and not args.note:
-        print("course rubrics: --out needs --note (the one change versus the previous run)")
-        return 2
+    check_output_arguments(args)
     config = MatrixConfig(note=args.note or "", exploits=args.exploits, correct=args.correct)
     rows = score_matrix(data.load_golden(config.exploits), data.load_golden(config.correct),
                         config.rubrics)

@@ -118,6 +118,12 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
     return record
 
 
+def _refuse_existing(path: Path) -> None:
+    if path.exists():
+        raise RunError(f"{display_path(path)} already exists: runs are never overwritten; "
+                       "choose a new run folder (for example the next run_00N)")
+
+
 def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
     """Write `files` as the run folder `path`, atomically; refuse to overwrite.
 
@@ -125,9 +131,7 @@ def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
     renamed into place. If anything fails before the rename, the temporary folder is removed.
     """
     path = Path(path)
-    if path.exists():
-        raise RunError(f"{display_path(path)} already exists: runs are never overwritten; "
-                       "choose a new run folder (for example the next run_00N)")
+    _refuse_existing(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.partial-", dir=path.parent))
     try:
@@ -140,6 +144,27 @@ def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return path
+
+
+def add_output_arguments(parser: Any, required: bool = False) -> None:
+    """The two flags of every command that saves a run: `--out DIR` and `--note TEXT`.
+
+    With `required=False` the command only prints unless `--out` is given."""
+    parser.add_argument("--out", type=Path, required=required,
+                        help="save the run in this new folder, e.g. runs/run_009 "
+                             "(never overwritten)")
+    parser.add_argument("--note", required=required,
+                        help="the one change versus the previous run, in a sentence "
+                             "(required with --out)")
+
+
+def check_output_arguments(args: Any) -> None:
+    """Refuse `--out` before any work is done: an existing folder, or a missing `--note`."""
+    if args.out is None:
+        return
+    _refuse_existing(Path(args.out))
+    if not (args.note or "").strip():
+        raise RunError("--out needs --note: the one change versus the previous run")
 
 
 def read_files(path: Path | str) -> RunFiles:

@@ -41,7 +41,16 @@ import numpy as np
 
 from course import data
 from course.data import DATA_DIR, DataError, display_path
-from course.runs import RunFiles, figure_png, json_bytes, jsonl_bytes, manifest, write_run
+from course.runs import (
+    RunFiles,
+    add_output_arguments,
+    check_output_arguments,
+    figure_png,
+    json_bytes,
+    jsonl_bytes,
+    manifest,
+    write_run,
+)
 from course.scorer import parse, score
 
 Sample = dict[str, Any]
@@ -504,12 +513,12 @@ def register(subparsers: Any) -> None:
                         help="problems JSONL with the expected answers")
     parser.add_argument("--seed", type=int, default=defaults.seed,
                         help="seed of the random-pick control")
-    parser.add_argument("--note", required=True, help="the one change versus the previous run")
-    parser.add_argument("--out", type=Path, required=True, help="new run folder, e.g. runs/run_007")
+    add_output_arguments(parser, required=True)
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
+    check_output_arguments(args)
     config = SelectionConfig(note=args.note, pack=args.pack, problems=args.problems,
                              seed=args.seed)
     files = build_run(config)
