@@ -272,7 +272,8 @@ def join_on_id(problems: list[Record], rows: list[Record], rows_path: Path | str
     made for another split fails loudly instead of silently scoring a subset.
     """
     by_id = {row["id"]: row for row in rows}
-    unknown = [row["id"] for row in rows if row["id"] not in {p["id"] for p in problems}]
+    known = {problem["id"] for problem in problems}
+    unknown = [row["id"] for row in rows if row["id"] not in known]
     if unknown:
         raise DataError(rows_path, None, "id", f"unknown problem id {unknown[0]!r}"
                         f" ({len(unknown)} rows name no problem)")

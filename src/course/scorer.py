@@ -48,8 +48,10 @@ interpreter's setting. No answer in this course is anywhere near that long."""
 PREFIX: Final = "Final:"
 ASCII_WHITESPACE: Final = " \t\n\r\f\v"
 
-# Characters that `str.splitlines()` treats as a line boundary. Any of them makes two lines.
-_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+"""The characters `str.splitlines()` treats as a line boundary. Any of them makes two lines."""
+# An optional sign and ASCII digits; `++` is possessive, so a failed match never backtracks.
+_INTEGER = re.compile(r"[+-]?[0-9]++")
 _NON_ASCII = re.compile("[^\x00-\x7f]")
 # The whole happy path in one regex: `Final: ` then a canonical ASCII integer, nothing else.
 _CANONICAL_LINE = re.compile(rf"Final: (0|-?[1-9][0-9]{{0,{MAX_DIGITS - 1}}})")
@@ -216,7 +218,7 @@ def parse(text: str) -> tuple[int | None, str, str | None]:
         return int(fast.group(1)), "matches_expected", None
     if not line:
         return None, "non_empty", None
-    if _LINE_BREAK.search(line):
+    if any(ch in line for ch in LINE_BREAKS):  # one fast C scan per character, linear time
         return None, "single_line", None
     if not line.isascii():
         position = _NON_ASCII.search(line).start()
@@ -230,9 +232,9 @@ def parse(text: str) -> tuple[int | None, str, str | None]:
     if not rest.startswith(" ") or rest[1:2] in ("", " ", "\t"):
         return None, "single_space", None
     answer = rest[1:]
-    digits = answer[1:] if answer[0] in "+-" else answer
-    if not (digits.isdigit()):  # ASCII was checked above, so isdigit() means [0-9]+
+    if not _INTEGER.fullmatch(answer):
         return None, "integer_syntax", None
+    digits = answer.lstrip("+-")  # exactly one sign at most, by the regex above
     if answer[0] == "+" or (digits[0] == "0" and (len(digits) > 1 or answer[0] == "-")):
         return None, "canonical_integer", None
     # Only the digit limit can still fail: the fast regex accepts every other canonical form.
