@@ -144,3 +144,13 @@ def test_a_one_byte_change_in_a_copy_of_run_001_is_detected(tmp_path):
     results.write_bytes(bytes(content))
     [difference] = canonical.verify(["run_001"], root=tmp_path / "copy")["run_001"]
     assert difference.startswith(f"results.jsonl: differs from byte {len(content) - 2} ")
+
+
+def test_source_date_epoch_dates_ad_hoc_runs_but_never_canonical_ones(monkeypatch):
+    from course import runs as runs_module
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    dated = runs_module.manifest(kind="eval", note="n", config={}, record_git=True)
+    assert dated["created"] == "2023-11-14T22:13:20Z"
+    pinned = runs_module.manifest(kind="eval", note="n", config={}, record_git=False)
+    assert "created" not in pinned and pinned["git_commit"] is None

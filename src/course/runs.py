@@ -94,9 +94,11 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
         seed: the random seed, for runs that sample.
         prompt_version: the version of the prompt template behind the completions.
         sampling: the sampling settings behind the completions (temperature, top_p, N, ...).
-        record_git: record the git commit. Canonical runs set this to False: a committed
-            artifact cannot contain the commit that contains it, so they are pinned by content
-            (input hashes, scorer version, config) instead.
+        record_git: record where and when the run was made: the git commit and, when
+            `SOURCE_DATE_EPOCH` is set, that time. Canonical runs set this to False: a committed
+            artifact cannot contain the commit that contains it, and its bytes must not depend on
+            the environment, so they are pinned by content (input hashes, scorer version,
+            config) instead.
     """
     if not note or not note.strip():
         raise RunError("a run needs a note: the one change versus the previous run")
@@ -113,7 +115,7 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
         "config": dict(config),
         "git_commit": git_commit() if record_git else None,
     }
-    if (when := created_at()) is not None:
+    if record_git and (when := created_at()) is not None:
         record["created"] = when
     return record
 
