@@ -50,7 +50,6 @@ from course.data import DATA_DIR, Record, display_path
 from course.rubrics import RUBRICS, Rubric, code_span, markdown_table, plain_cell
 from course.runs import (
     RunFiles,
-    add_output_arguments,
     check_output_arguments,
     json_bytes,
     manifest,
@@ -618,16 +617,7 @@ def register(subparsers: Any) -> None:
         "harness GSM8K strict and flexible, DeepSeek-R1-Zero style, math-verify); print where "
         "they disagree with our spec, and save the run with --out. With --try, score one "
         "completion of your own with every rule instead.")
-    defaults = ComparisonConfig(note="")
-    parser.add_argument("--exploits", type=Path, default=defaults.exploits,
-                        help="golden exploit suite JSONL")
-    parser.add_argument("--correct", type=Path, default=defaults.correct,
-                        help="golden-correct set JSONL")
-    add_output_arguments(parser)
-    parser.add_argument("--try", dest="attempt", metavar="TEXT",
-                        help="score TEXT with every rule (use $'...' for \\n)")
-    parser.add_argument("--expected", type=int, default=323,
-                        help="the expected answer for --try (default 323)")
+    rubrics.add_case_arguments(parser, "rule")
     parser.set_defaults(func=_main)
 
 

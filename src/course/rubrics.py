@@ -424,6 +424,13 @@ def register(subparsers: Any) -> None:
         description="Score the golden exploit suite and the golden-correct set with the strict "
         "scorer and every weak rubric, print the matrix, and save it as a run with --out. "
         "With --try, score one completion of your own with every rubric instead.")
+    add_case_arguments(parser, "rubric")
+    parser.set_defaults(func=_main)
+
+
+def add_case_arguments(parser: Any, scorers: str) -> None:
+    """The flags `course rubrics` and `course peers` share: the two golden files, the run
+    output, and `--try TEXT [--expected N]` to score one completion of your own instead."""
     defaults = MatrixConfig(note="")
     parser.add_argument("--exploits", type=Path, default=defaults.exploits,
                         help="golden exploit suite JSONL")
@@ -431,10 +438,9 @@ def register(subparsers: Any) -> None:
                         help="golden-correct set JSONL")
     add_output_arguments(parser)
     parser.add_argument("--try", dest="attempt", metavar="TEXT",
-                        help="score TEXT with every rubric (use $'...' for \\n)")
+                        help=f"score TEXT with every {scorers} (use $'...' for \\n)")
     parser.add_argument("--expected", type=int, default=323,
                         help="the expected answer for --try (default 323)")
-    parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
