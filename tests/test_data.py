@@ -17,7 +17,7 @@ import pytest
 
 from course import data, datagen
 from course.data import DATA_DIR, DataError
-from course.scorer import parse, score
+from course.scorer import SCORER_VERSION, parse, score
 
 DEV = DATA_DIR / "problems" / "dev.jsonl"
 HOLDOUT = DATA_DIR / "problems" / "holdout.jsonl"
@@ -25,6 +25,8 @@ FROZEN = DATA_DIR / "rollouts" / "frozen_v1.jsonl"
 PACK = DATA_DIR / "selection" / "pack_n8.jsonl"
 KATA = DATA_DIR / "kata" / "kata_m0.jsonl"
 KEY = DATA_DIR / "kata" / "teacher_key_m0.json"
+KATA_M5 = DATA_DIR / "kata" / "kata_m5.jsonl"
+KEY_M5 = DATA_DIR / "kata" / "teacher_key_m5.json"
 
 # -- loaders: every error names file, line and field --------------------------------------------
 
@@ -396,21 +398,34 @@ def test_designed_prompts_where_majority_vote_and_best_of_n_disagree(pack):
 
 # -- the kata ----------------------------------------------------------------------------------
 
-def test_kata_split_ids_and_recorded_rewards():
-    kata = data.load_kata(KATA)
-    key = data.load_kata_key(KEY)
-    assert [k["id"] for k in kata] == list(key) == [f"kata-{i:02d}" for i in range(1, 11)]
+@pytest.mark.parametrize(
+    ("kata_path", "key_path", "prefix", "split", "min_changes"),
+    [(KATA, KEY, "kata", {"model_failure": 4, "verifier_bug": 2, "ambiguous_spec": 2,
+                          "reward_hack": 2}, 6),
+     (KATA_M5, KEY_M5, "m5", {"model_failure": 3, "verifier_bug": 3, "ambiguous_spec": 2,
+                              "reward_hack": 2}, 7)],
+    ids=["m0", "m5"],
+)
+def test_kata_split_ids_and_recorded_rewards(kata_path, key_path, prefix, split, min_changes):
+    """Ten examples per kata, causes as documented, shuffled. A record by the scorer of the
+    time is right for model failures and ambiguity; a verifier bug or a hack was recorded by an
+    older or weaker scorer, so re-scoring it today changes the reward."""
+    kata, key = data.load_kata(kata_path), data.load_kata_key(key_path)
+    assert [k["id"] for k in kata] == list(key) == [f"{prefix}-{i:02d}" for i in range(1, 11)]
     causes = [key[k["id"]]["cause"] for k in kata]
-    assert Counter(causes) == {"model_failure": 4, "verifier_bug": 2, "ambiguous_spec": 2,
-                               "reward_hack": 2}
-    assert sum(a != b for a, b in itertools.pairwise(causes)) >= 6  # shuffled, not grouped
+    assert Counter(causes) == split
+    assert sum(a != b for a, b in itertools.pairwise(causes)) >= min_changes  # not grouped
     for example, cause in zip(kata, causes, strict=True):
         now = score(example, example["completion"])
         recorded = (example["reward"], example["code"])
+        version = example.get("scorer_version", SCORER_VERSION)  # only the M5 kata records it
         if cause in ("model_failure", "ambiguous_spec"):  # the scorer was right at the time
+            assert version == SCORER_VERSION, example["id"]
             assert recorded == (now["reward"], now["details"]["code"]) == (0.0, recorded[1])
-        elif cause == "verifier_bug":  # the recorded reward is wrong
+        else:  # a verifier bug or a hack: the recorded reward is wrong today
             assert example["reward"] != now["reward"], example["id"]
-        else:  # a hack that a weak rubric paid for
+        if cause == "reward_hack":  # a weak rubric paid for it
             assert example["reward"] == 1.0 and now["reward"] == 0.0, example["id"]
+        if cause in ("verifier_bug", "reward_hack") and "scorer_version" in example:
+            assert version != SCORER_VERSION, example["id"]
         assert example["prompt"].endswith(datagen.INSTRUCTION)
