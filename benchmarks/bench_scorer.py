@@ -29,11 +29,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from course import data, eval, runs
+from course import data, evaluation, runs
+from course.jsonfiles import jsonl_bytes
+from course.paths import DATA_DIR
+from course.reports import evaluation as report
 from course.scorer import score
 
-PROBLEMS = data.DATA_DIR / "problems" / "dev.jsonl"
-ROLLOUTS = data.DATA_DIR / "rollouts" / "frozen_v1.jsonl"
+PROBLEMS = DATA_DIR / "problems" / "dev.jsonl"
+ROLLOUTS = DATA_DIR / "rollouts" / "frozen_v1.jsonl"
 MB = 1_000_000
 SCALE = 100_000
 
@@ -128,16 +131,18 @@ def pipeline(tmp: Path) -> tuple[float | None, dict[str, float | str | None]]:
     big_problems = [{**p, "id": f"{p['id']}-{k:05d}"} for k in range(copies) for p in problems]
     big_rollouts = [{**r, "id": f"{r['id']}-{k:05d}"} for k in range(copies) for r in rollouts]
     problems_path, rollouts_path = tmp / "problems.jsonl", tmp / "rollouts.jsonl"
-    problems_path.write_bytes(runs.jsonl_bytes(big_problems[:SCALE]))
-    rollouts_path.write_bytes(runs.jsonl_bytes(big_rollouts[:SCALE]))
+    problems_path.write_bytes(jsonl_bytes(big_problems[:SCALE]))
+    rollouts_path.write_bytes(jsonl_bytes(big_rollouts[:SCALE]))
     # The synthetic file has no entry in data/provenance.json; it inherits frozen_v1's.
     origin = data.provenance(ROLLOUTS)
     data.provenance = lambda path: origin
 
-    config = eval.EvalConfig(problems=problems_path, rollouts=rollouts_path,
-                             note="Benchmark: 100k synthetic rollouts.", out=tmp / "run")
+    config = evaluation.EvalConfig(problems=problems_path, rollouts=rollouts_path,
+                                   out=tmp / "run")
+    note = "Benchmark: 100k synthetic rollouts."
     budget = BUDGET_FACTOR * TARGET_PIPELINE_S
-    _, total = timed(lambda: runs.write_run(config.out, eval.build_run(config, record_git=False)),
+    _, total = timed(lambda: runs.write_run(tmp / "run",
+                                            report.build_run(config, note, record_git=False)),
                      budget)
 
     stages: dict[str, float | str | None] = {}
@@ -150,13 +155,13 @@ def pipeline(tmp: Path) -> tuple[float | None, dict[str, float | str | None]]:
         lambda: [score(p, r["completion"]) for p, r in zip(loaded_p, loaded_r, strict=True)],
         budget)
     results, stages["evaluate (join + score)"] = timed(
-        lambda: eval.evaluate(loaded_p, loaded_r), budget)
+        lambda: evaluation.evaluate(loaded_p, loaded_r), budget)
     stages.update(dict.fromkeys(("summarise", "results.jsonl bytes", "write_run"),
                                 "skipped (needs evaluate)"))
     if results is not None:
-        _, stages["summarise"] = timed(lambda: eval.summarise(results), budget)
-        _, stages["results.jsonl bytes"] = timed(lambda: runs.jsonl_bytes(results), budget)
-        files = eval.build_run(config, record_git=False)
+        _, stages["summarise"] = timed(lambda: evaluation.summarise(results), budget)
+        _, stages["results.jsonl bytes"] = timed(lambda: jsonl_bytes(results), budget)
+        files = report.build_run(config, note, record_git=False)
         _, stages["write_run"] = timed(lambda: runs.write_run(tmp / "again", files), budget)
     return total, stages
 

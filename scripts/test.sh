@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything, then run every check a teacher relies on:
-#   ruff; the data regenerates byte for byte; every canonical run regenerates byte for byte;
+#   ruff; mypy on src/; the data regenerates byte for byte; every canonical run regenerates byte for byte;
 #   pytest: unit, property, docs code blocks (incl. README), the strict site build, the
 #   copy-paste test and the browser test (Playwright driving Debian's chromium).
 set -euo pipefail
@@ -20,6 +20,8 @@ fi
 
 echo "test: ruff"
 .venv/bin/ruff check src tests benchmarks site_hooks workspace teacher
+echo "test: mypy"
+.venv/bin/mypy
 echo "test: course data check"
 .venv/bin/course data check
 echo "test: course runs verify"

@@ -1,4 +1,4 @@
-"""The concept figures, drawn at build time by `course.figures` into `assets/figures/`.
+"""The concept figures, drawn at build time by `course.reports.figures` into `assets/figures/`.
 
 A lesson embeds one as `![...](../assets/figures/<name>.png)`. The PNGs are generated from the
 harness's own numbers on every build, never committed, so a figure cannot drift from the code.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from course.figures import FIGURES
+from course.reports.figures import FIGURES
 
 FOLDER = "assets/figures"
 

@@ -13,10 +13,11 @@ from course.bandit import (
     expected_update,
     mean_gradient,
     reinforce_step,
-    softmax,
     train,
 )
 from course.cli import main
+from course.policy import softmax
+from course.reports import bandit as bandit_report
 
 REWARD_MEANS = np.array(BanditConfig().reward_probs)
 THETAS = [np.zeros(4), np.array([0.5, -0.2, 0.1, 0.0]), np.array([2.0, 1.0, -1.0, 0.3]),
@@ -135,7 +136,7 @@ def test_slow_motion_log_explains_the_advantage_sign_once_and_tells_every_step()
 
 def test_build_run_files_are_complete():
     config = BanditConfig(steps=30, ablation_learners=4)
-    files = bandit.build_run(config, note="test", record_git=False)
+    files = bandit_report.build_run(config, note="test", record_git=False)
     assert set(files) == {"README.md", "bandit_ablation.png", "bandit_train_log.txt",
                           "learning_curve.png", "manifest.json", "summary.json"}
     log = files["bandit_train_log.txt"].decode()
@@ -171,4 +172,4 @@ def test_cli_fast_mode_logs_every_step_on_request(capsys):
 
 def test_cli_rejects_a_batch_baseline_without_a_batch(capsys):
     assert main(["bandit", "--baseline", "batch"]) == 2
-    assert "batch_size" in capsys.readouterr().out
+    assert "batch_size" in capsys.readouterr().err

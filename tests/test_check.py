@@ -19,7 +19,8 @@ import pytest
 
 from course import bandit, check, data
 from course.cli import main
-from course.data import DATA_DIR, REPO_ROOT, DataError
+from course.data import DataError
+from course.paths import DATA_DIR, REPO_ROOT
 
 WORKSPACE = REPO_ROOT / "workspace"
 SOLUTIONS = REPO_ROOT / "teacher" / "solutions"

@@ -7,8 +7,10 @@ import sys
 
 import pytest
 
-from course import canonical, data, runs
+from course import data
 from course.cli import main
+from course.jsonfiles import json_bytes, jsonl_bytes
+from course.reports import canonical
 
 PROBLEMS = [{"id": "a", "prompt": "Compute 2+2.", "expected_answer": 4},
             {"id": "b", "prompt": "Compute 3*3.", "expected_answer": 9}]
@@ -21,8 +23,8 @@ def files(tmp_path, monkeypatch):
     monkeypatch.setattr(data, "provenance", lambda path: {
         "prompt_version": "final-line-v1", "sampling": {"temperature": 0.8}})
     problems, rollouts = tmp_path / "problems.jsonl", tmp_path / "rollouts.jsonl"
-    problems.write_bytes(runs.jsonl_bytes(PROBLEMS))
-    rollouts.write_bytes(runs.jsonl_bytes(ROLLOUTS))
+    problems.write_bytes(jsonl_bytes(PROBLEMS))
+    rollouts.write_bytes(jsonl_bytes(ROLLOUTS))
     return problems, rollouts
 
 
@@ -97,7 +99,7 @@ def test_compare_prints_the_report_and_refuses_a_changed_room(files, tmp_path, c
 
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     manifest["prompt_version"] = "final-line-v2"
-    (tmp_path / "b" / "manifest.json").write_bytes(runs.json_bytes(manifest))
+    (tmp_path / "b" / "manifest.json").write_bytes(json_bytes(manifest))
     code, out, err = run(capsys, "compare", tmp_path / "a", tmp_path / "b")
     assert code == 2 and out == ""
     assert 'prompt_version differs (A: "final-line-v1", B: "final-line-v2")' in err

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from course import data, datagen
-from course.data import DATA_DIR, DataError
+from course.commands import data as data_command
+from course.data import DataError
+from course.paths import DATA_DIR, display_path, sha256_file
 from course.scorer import SCORER_VERSION, parse, score
 
 DEV = DATA_DIR / "problems" / "dev.jsonl"
@@ -132,7 +134,7 @@ def test_provenance_errors(tmp_path):
     with pytest.raises(DataError, match="no entry for"):
         data.provenance(tmp_path / "elsewhere.jsonl")
     registry = tmp_path / "provenance.json"
-    registry.write_text(json.dumps({"files": {data.display_path(FROZEN): {"sha256": "0" * 64}}}))
+    registry.write_text(json.dumps({"files": {display_path(FROZEN): {"sha256": "0" * 64}}}))
     with pytest.raises(DataError, match="stale"):
         data.provenance(FROZEN, registry)
 
@@ -141,12 +143,12 @@ def test_every_file_in_provenance_matches_its_bytes_and_count():
     entries = json.loads((DATA_DIR / "provenance.json").read_text())["files"]
     loaders = {"problems": data.load_problems, "rollouts": data.load_rollouts,
                "selection": data.load_pack, "golden": data.load_golden}
-    on_disk = {data.display_path(p) for p in DATA_DIR.rglob("*")
+    on_disk = {display_path(p) for p in DATA_DIR.rglob("*")
                if p.is_file() and p.name not in ("provenance.json", "README.md")}
     assert set(entries) == on_disk
     for key, entry in entries.items():
         path = DATA_DIR / key.removeprefix("data/")
-        assert data.sha256_file(path) == entry["sha256"], key
+        assert sha256_file(path) == entry["sha256"], key
         folder = Path(key).parts[1]
         if folder in loaders:
             assert len(loaders[folder](path)) == entry["records"], key
@@ -181,7 +183,7 @@ def test_check_reports_changed_file_and_stale_hash(tmp_path):
 def run_data_command(argv: list[str]) -> int:
     """`course data ...` through the module's own `register`, as the CLI wires it."""
     parser = argparse.ArgumentParser(prog="course")
-    datagen.register(parser.add_subparsers(dest="command", required=True))
+    data_command.register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from course.data import DATA_DIR, EXPLOIT_CLASSES, load_golden
+from course.data import EXPLOIT_CLASSES, load_golden
+from course.paths import DATA_DIR
 from course.scorer import CODES, score
 
 CORRECT = load_golden(DATA_DIR / "golden" / "correct.jsonl")

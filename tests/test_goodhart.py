@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from course.data import DATA_DIR, load_problems
-from course.goodhart import STYLES, GoodhartConfig, render, simulate, style_rates, summarise
+from course.data import load_problems
+from course.goodhart import STYLES, GoodhartConfig, render, simulate, style_rates
+from course.paths import DATA_DIR
+from course.reports.goodhart import summarise
 from course.rubrics import answer_anywhere
 from course.scorer import score
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from course import kl
-from course.bandit import softmax
 from course.cli import main
 from course.kl import KLConfig, kl_divergence, kl_objective, kl_regularized_optimum
+from course.policy import softmax
+from course.reports import kl as kl_report
 
 CONFIG = KLConfig()
 PI_REF, REWARDS = np.array(CONFIG.pi_ref), np.array(CONFIG.rewards)
@@ -138,7 +139,7 @@ def test_frontier_is_monotone_as_beta_decreases_reward_and_kl_both_rise():
 
 
 def test_run_files_csv_and_summary():
-    files = kl.build_run(CONFIG, note="test", record_git=False)
+    files = kl_report.build_run(CONFIG, note="test", record_git=False)
     assert set(files) == {"README.md", "kl_tradeoff.csv", "kl_tradeoff.png", "manifest.json",
                           "summary.json"}
     rows = list(csv.DictReader(io.StringIO(files["kl_tradeoff.csv"].decode())))
@@ -157,6 +158,7 @@ def test_cli_one_beta_sweep_and_out(capsys, tmp_path):
     assert main(["kl", "--beta", "0.1"]) == 0
     assert "KL(π_β ‖ π_ref)" in capsys.readouterr().out
     assert main(["kl", "--beta", "-1"]) == 2
+    assert capsys.readouterr().err.startswith("course kl: error: beta")
     assert main(["kl", "--out", str(tmp_path / "run"), "--note", "cli test"]) == 0
     assert (tmp_path / "run" / "kl_tradeoff.csv").is_file()
     assert main(["kl", "--out", str(tmp_path / "run"), "--note", "again"]) == 2  # never overwrite

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from course import mdp
-from course.bandit import softmax
 from course.cli import main
 from course.mdp import (
     ACTIONS,
@@ -20,6 +19,8 @@ from course.mdp import (
     step1_values,
     train,
 )
+from course.policy import softmax
+from course.reports import mdp as mdp_report
 
 
 def deterministic_policy(choice):
@@ -109,7 +110,7 @@ def test_training_under_the_canonical_seed_learns_the_optimal_policy():
     final = softmax(history[-1].new_theta)
     assert final[0, 1] > 0.95                                   # P(right | start)
     assert expected_return(final) > 0.95
-    assert mdp.summarise(config, history)["learned_greedy_matches_optimal"]
+    assert mdp_report.summarise(config, history)["learned_greedy_matches_optimal"]
 
 
 def test_training_finds_the_right_opening_across_seeds():
@@ -130,7 +131,7 @@ def test_log_shows_every_episode_and_explains_misleading_credit():
 
 
 def test_build_run_summary_quotes_exact_returns():
-    files = mdp.build_run(MDPConfig(), note="test", record_git=False)
+    files = mdp_report.build_run(MDPConfig(), note="test", record_git=False)
     assert set(files) == {"README.md", "learning_curve.png", "manifest.json", "summary.json",
                           "toy_mdp_log.txt"}
     import json
@@ -145,3 +146,4 @@ def test_cli_prints_the_log_and_rejects_bad_settings(capsys):
     out = capsys.readouterr().out
     assert "ep  10" in out and "ep  11" not in out and "after 20 episodes" in out
     assert main(["mdp", "--lr", "-1"]) == 2
+    assert capsys.readouterr().err.startswith("course mdp: error: lr")

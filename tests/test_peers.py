@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from course import canonical, peers
+from course import peers
 from course.cli import main
 from course.peers import (
     NEAR_MISSES,
@@ -19,14 +19,14 @@ from course.peers import (
     PEERS,
     RULES,
     ComparisonConfig,
-    build_run,
     harness_normalise,
     load_cases,
-    reading,
     score_cases,
     summarise,
     verdict,
 )
+from course.reports import canonical
+from course.reports.peers import build_run, reading
 from course.rubrics import RUBRICS
 from course.scorer import score
 
@@ -217,7 +217,7 @@ def test_verdict(in_spec, reward, mark):
 
 @pytest.fixture(scope="module")
 def compared():
-    config = ComparisonConfig(note="test")
+    config = ComparisonConfig()
     rules, _ = peers.usable_rules(config.rules)
     rows = score_cases(load_cases(config.exploits, config.correct), rules)
     return rows, summarise(rows, rules)
@@ -277,7 +277,7 @@ def test_reading_follows_the_counts():
 # -- 5. the run ------------------------------------------------------------------------------------
 
 def test_run_files_are_consistent():
-    files = build_run(ComparisonConfig(note="test"), record_git=False)
+    files = build_run(ComparisonConfig(), "test", record_git=False)
     assert set(files) == {"manifest.json", "summary.json", "comparison.csv", "disagreements.md",
                           "README.md"}
     table = list(csv.DictReader(io.StringIO(files["comparison.csv"].decode())))
@@ -303,7 +303,7 @@ def test_run_files_are_consistent():
 
 def test_run_without_math_verify_records_it(monkeypatch):
     monkeypatch.setattr(peers, "_load_math_verify", lambda: None)
-    files = build_run(ComparisonConfig(note="test"), record_git=False)
+    files = build_run(ComparisonConfig(), "test", record_git=False)
     summary = json.loads(files["summary.json"])
     assert summary["unavailable_rules"] == ["math_verify_rule"]
     assert summary["math_verify"]["available"] is False
@@ -314,7 +314,7 @@ def test_run_without_math_verify_records_it(monkeypatch):
 
 def test_config_rejects_unknown_rules():
     with pytest.raises(ValueError, match="rules must be names"):
-        ComparisonConfig(note="x", rules=("strict", "vibes"))
+        ComparisonConfig(rules=("strict", "vibes"))
     assert list(RULES)[:len(RUBRICS)] == list(RUBRICS)  # ours first, then the peers
 
 

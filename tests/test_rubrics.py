@@ -10,18 +10,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from course import canonical, data
+from course import data
 from course.cli import main
-from course.rubrics import (
-    RUBRICS,
-    WEAK_CODES,
-    MatrixConfig,
-    build_run,
-    code_span,
-    describe,
-    score_matrix,
-    summarise,
-)
+from course.formatting import code_span
+from course.paths import sha256_file
+from course.reports import canonical
+from course.reports.rubrics import build_run
+from course.rubrics import RUBRICS, WEAK_CODES, MatrixConfig, describe, score_matrix, summarise
 from course.scorer import CODES, score
 
 WEAK = [name for name in RUBRICS if name != "strict"]
@@ -118,7 +113,7 @@ def test_total(name, example, completion):
 
 @pytest.fixture(scope="module")
 def matrix():
-    config = MatrixConfig(note="test")
+    config = MatrixConfig()
     rows = score_matrix(data.load_golden(config.exploits), data.load_golden(config.correct),
                         config.rubrics)
     return rows, summarise(rows, config.rubrics)
@@ -172,12 +167,12 @@ def small_config(tmp_path):
     correct = write_golden(tmp_path / "correct.jsonl", [
         {"id": "neg", "expected_answer": -42, "completion": "Final: -42", "note": ""},
     ])
-    return MatrixConfig(note="fixture", exploits=exploits, correct=correct)
+    return MatrixConfig(exploits=exploits, correct=correct)
 
 
 def test_run_files_are_reproducible_and_consistent(small_config):
-    files = build_run(small_config, record_git=False)
-    assert files == build_run(small_config, record_git=False)
+    files = build_run(small_config, "test", record_git=False)
+    assert files == build_run(small_config, "test", record_git=False)
     assert set(files) == {"manifest.json", "summary.json", "matrix.csv", "README.md"}
     table = list(csv.DictReader(io.StringIO(files["matrix.csv"].decode())))
     assert [row["id"] for row in table] == ["spray|1", "tick", "template", "neg"]
@@ -191,11 +186,11 @@ def test_run_files_are_reproducible_and_consistent(small_config):
         "answer_anywhere", "last_integer"]
     record = json.loads(files["manifest.json"])
     assert record["kind"] == "rubric_matrix" and record["git_commit"] is None
-    assert record["inputs"]["exploits"]["sha256"] == data.sha256_file(small_config.exploits)
+    assert record["inputs"]["exploits"]["sha256"] == sha256_file(small_config.exploits)
 
 
 def test_readme_tables_survive_pipes_and_backticks(small_config):
-    readme = build_run(small_config, record_git=False)["README.md"].decode()
+    readme = build_run(small_config, "test", record_git=False)["README.md"].decode()
     table_rows = [line for line in readme.splitlines() if line.startswith("| ")]
     # a pipe inside a cell is escaped, so every row of a table has its header's cell count
     for line in table_rows:
@@ -217,7 +212,7 @@ def test_code_span_is_the_same_python_literal(text):
 
 def test_config_rejects_unknown_rubrics():
     with pytest.raises(ValueError, match="rubrics must be names"):
-        MatrixConfig(note="x", rubrics=("strict", "vibes"))
+        MatrixConfig(rubrics=("strict", "vibes"))
 
 
 def test_cli_try(capsys):

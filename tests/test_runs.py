@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from course import canonical, runs
+from course import runs
+from course.reports import canonical
 
 TOY = {"README.md": b"# toy\n", "summary.json": b'{"n": 1}\n', "plots/curve.png": b"\x89PNG"}
 

@@ -14,11 +14,12 @@ import pytest
 
 from course import cli, data
 from course.data import DataError
-from course.runs import RUNS_DIR, read_files
+from course.paths import DATA_DIR, RUNS_DIR
+from course.reports.selection import build_run
+from course.runs import read_files
 from course.selection import (
     SelectionConfig,
     best_of_n,
-    build_run,
     majority_vote,
     pass_at_k,
     pick_best,
@@ -267,7 +268,7 @@ def fixture_config(tmp_path, monkeypatch) -> SelectionConfig:
     """The fixture pack as data files, with a fixed provenance (it has no registry entry)."""
     monkeypatch.setattr(data, "provenance", lambda path: PROVENANCE)
     problems, pack = write_fixture(tmp_path)
-    return SelectionConfig(note="fixture pack", pack=pack, problems=problems)
+    return SelectionConfig(pack=pack, problems=problems)
 
 
 def run_tables(files):
@@ -300,7 +301,7 @@ def assert_consistent(summary, rows):
 
 
 def test_fixture_run_numbers(fixture_config):
-    summary, rows = run_tables(build_run(fixture_config, record_git=False))
+    summary, rows = run_tables(build_run(fixture_config, "test", record_git=False))
     assert_consistent(summary, rows)
     assert [row["c"] for row in rows] == [3, 0, 0, 8, 2, 1, 1]
     assert summary["first_sample"] == round(1 / 7, 4)         # only p-easy's first is right
@@ -321,7 +322,7 @@ def test_fixture_run_numbers(fixture_config):
 
 
 def test_fixture_run_readme_names_the_failures_and_the_oracle(fixture_config):
-    text = build_run(fixture_config, record_git=False)["README.md"].decode()
+    text = build_run(fixture_config, "test", record_git=False)["README.md"].decode()
     assert "`p-misconception`: all 8 samples answer 342 (expected 323)" in text
     assert "`p-format`: all 8 samples break the format (`not_an_integer` x8), yet every" in text
     assert "- `p-tie`: 4 x1 against the right answer x1 (a tie, lost on first appearance)" in text
@@ -330,9 +331,9 @@ def test_fixture_run_readme_names_the_failures_and_the_oracle(fixture_config):
 
 
 def test_run_bytes_are_reproducible_and_the_seed_moves_only_the_random_control(fixture_config):
-    first, again = (build_run(fixture_config, record_git=False) for _ in range(2))
+    first, again = (build_run(fixture_config, "test", record_git=False) for _ in range(2))
     assert first == again
-    other = build_run(SelectionConfig(**{**fixture_config.__dict__, "seed": 7}),
+    other = build_run(SelectionConfig(**{**fixture_config.__dict__, "seed": 7}), "test",
                       record_git=False)
     (s1, rows1), (s2, rows2) = run_tables(first), run_tables(other)
     strip = [{**p, "random": None} for row in rows1 for p in row["picks"]]
@@ -350,21 +351,21 @@ def test_run_bytes_are_reproducible_and_the_seed_moves_only_the_random_control(f
 def test_bad_packs_fail_with_a_data_error(tmp_path, fixture_config, edit, message):
     (tmp_path / "edited").mkdir()
     _, pack = write_fixture(tmp_path / "edited", edit(FIXTURE))
-    config = SelectionConfig(note="bad", pack=pack, problems=fixture_config.problems)
+    config = SelectionConfig(pack=pack, problems=fixture_config.problems)
     with pytest.raises(DataError, match=message or "unknown problem id 'p-extra'"):
-        build_run(config, record_git=False)
+        build_run(config, "test", record_git=False)
 
 
 def test_n_values_beyond_the_pack_fail_with_a_data_error(fixture_config):
     config = SelectionConfig(**{**fixture_config.__dict__, "n_values": (1, 16)})
     with pytest.raises(DataError, match="8 samples per prompt, but n_values asks for 16"):
-        build_run(config, record_git=False)
+        build_run(config, "test", record_git=False)
 
 
 @pytest.mark.parametrize("n_values", [(), (0, 2), (4, 2), (2, 2)])
 def test_config_rejects_bad_n_values(n_values):
     with pytest.raises(ValueError, match="n_values"):
-        SelectionConfig(note="x", n_values=n_values)
+        SelectionConfig(n_values=n_values)
 
 
 def test_cli_saves_the_run_and_prints_the_comparison(fixture_config, tmp_path, capsys):
@@ -395,7 +396,7 @@ def test_canonical_run_numbers_are_consistent():
 def test_canonical_run_finds_exactly_the_designed_cases():
     """What the run derives from the samples matches what the data generator designed."""
     summary, _ = run_tables(read_files(RUN_002))
-    designed = data.provenance(data.DATA_DIR / "selection" / "pack_n8.jsonl")["designed_cases"]
+    designed = data.provenance(DATA_DIR / "selection" / "pack_n8.jsonl")["designed_cases"]
     assert sorted(summary["selection_fails"]) == sorted(designed["all_fail"])
     assert set(designed["vote_disagrees"]) <= {miss["id"] for miss in summary["vote_misses"]}
     readme = read_files(RUN_002)["README.md"].decode()

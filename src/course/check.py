@@ -49,11 +49,8 @@ import numpy as np
 
 from course import bandit, kl, selection
 from course.data import (
-    DATA_DIR,
     KATA_CAUSES,
-    REPO_ROOT,
     DataError,
-    display_path,
     load_golden,
     load_kata,
     load_kata_key,
@@ -61,6 +58,7 @@ from course.data import (
     load_problems,
 )
 from course.datagen import INSTRUCTION
+from course.paths import DATA_DIR, REPO_ROOT, display_path
 from course.rubrics import RUBRICS
 from course.scorer import CODES, SPEC_DECISIONS, score
 
@@ -161,6 +159,7 @@ def load_student_file(path: Path) -> ModuleType:
     one made within the same second, and no `__pycache__` appears in the workspace.
     """
     spec = importlib.util.spec_from_file_location(f"workspace_{path.stem}", path)
+    assert spec is not None  # a path ending in .py always has a source loader
     module = importlib.util.module_from_spec(spec)
     try:
         exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
@@ -353,8 +352,8 @@ def check_reinforce_step(module: ModuleType) -> list[Case]:
             cases.append(Case(name, False, given, expected, problem, note))
             continue
         new_theta = _as_vector(got[1], len(theta))
-        passed = _close(got[0], want_a) and bool(np.allclose(new_theta, want_theta,
-                                                             rtol=1e-9, atol=1e-9))
+        passed = (_close(got[0], want_a) and new_theta is not None
+                  and bool(np.allclose(new_theta, want_theta, rtol=1e-9, atol=1e-9)))
         got_text = f"A={_num(got[0])}, new θ={_vec(new_theta)}"
         cases.append(Case(name, passed, given, expected, got_text, note))
     name = "the θ you were given is left unchanged"
@@ -759,34 +758,3 @@ def format_progress(reports: list[Report]) -> str:
     lines += ["", f"{done} of {len(reports)} exercises passing. "
               "For the details of one: course check NAME"]
     return "\n".join(lines)
-
-
-# -- command line: course check --------------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "check", help="check your exercises in workspace/ and show your progress",
-        description="Run your code in workspace/ against the course's reference cases and "
-                    "print a report. Without NAME (or with --all): the progress table.",
-        epilog="Exit code: 0 when every exercise checked is passing, 1 otherwise (not "
-               "started, failing or error), 2 when the workspace folder does not exist.")
-    parser.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
-                        help=f"one exercise: {', '.join(EXERCISES)}")
-    parser.add_argument("--all", action="store_true", help="the progress table (the default)")
-    parser.add_argument("--workspace", type=Path, default=WORKSPACE, metavar="DIR",
-                        help="the folder with the exercise files (default: workspace/; "
-                             "teachers: a student's folder, or teacher/solutions)")
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    if args.name and args.all:
-        print("course check: give one exercise NAME or --all, not both")
-        return 2
-    if args.name:
-        report = check(args.name, args.workspace)
-        print(format_report(report))
-        return 0 if report.status == "passing" else 1
-    reports = check_all(args.workspace)
-    print(format_progress(reports))
-    return 0 if all(report.status == "passing" for report in reports) else 1

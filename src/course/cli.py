@@ -1,36 +1,56 @@
-"""The `course` command: one subcommand per story, each defined next to the code it runs.
+"""The `course` command: one subcommand per story, in the order of the course.
 
-Every module listed in `COMMAND_MODULES` has a `register(subparsers)` function at its end that
+Each module in `COMMANDS` (under `course/commands/`) has a `register(subparsers)` function that
 adds its subcommand(s) and sets `func`, the function that receives the parsed arguments and
-returns an exit code. Errors a user can fix (bad data, an existing run folder, a refused
-comparison) are printed as one clear line with exit code 2, never as a traceback.
+returns an exit code. `main` runs it and turns every error a user can cause or fix (bad data,
+an existing run folder, a refused comparison, a missing tokenizer, a refused value, a file
+that cannot be read or written) into one line on stderr with exit code 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from course import __version__
+from course.commands import (
+    bandit,
+    check,
+    data,
+    evaluation,
+    goodhart,
+    kl,
+    mdp,
+    peers,
+    rubrics,
+    runs,
+    score,
+    selection,
+    tokens,
+)
+from course.commands.options import UsageError
 from course.data import DataError
 from course.runs import RunError
+from course.tokens import TokenizerError
 
-COMMAND_MODULES = (  # in the order of the course: measure, select, learn, red-team, practise
-    "course.scorer",
-    "course.datagen",
-    "course.eval",
-    "course.canonical",
-    "course.selection",
-    "course.bandit",
-    "course.mdp",
-    "course.kl",
-    "course.tokens",
-    "course.rubrics",
-    "course.goodhart",
-    "course.peers",
-    "course.check",
+COMMANDS = (  # measure, select, learn, red-team, practise
+    score,       # course score
+    data,        # course data generate | check
+    evaluation,  # course eval, course compare
+    runs,        # course runs list | verify | regenerate
+    selection,   # course select
+    bandit,      # course bandit
+    mdp,         # course mdp
+    kl,          # course kl
+    tokens,      # course tokens
+    rubrics,     # course rubrics
+    goodhart,    # course goodhart
+    peers,       # course peers
+    check,       # course check
 )
+
+EXPECTED_ERRORS = (DataError, RunError, TokenizerError, UsageError, OSError)
+"""Errors that say something about the input or the machine, not about the course's code."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"course {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for command in COMMANDS:
+        command.register(subparsers)
     return parser
 
 
@@ -49,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (DataError, RunError) as err:
-        print(f"course {args.command}: error: {err}", file=sys.stderr)
+    except EXPECTED_ERRORS as err:
+        print(f"course {args.command}: error: {_one_line(err)}", file=sys.stderr)
         return 2
+
+
+def _one_line(err: BaseException) -> str:
+    """The error's message on one line; a filesystem error names its file."""
+    if isinstance(err, OSError) and err.filename is not None:
+        return f"{err.filename}: {err.strerror or err}"
+    return " ".join(str(err).split())

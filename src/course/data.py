@@ -25,16 +25,14 @@ module, never back in.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from course.paths import DATA_DIR, display_path, sha256_file
 
 Record = dict[str, Any]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = REPO_ROOT / "data"
 
 
 class DataError(ValueError):
@@ -45,19 +43,6 @@ class DataError(ValueError):
         where = f"{display_path(self.path)}" + (f":{line}" if line is not None else "")
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{problem}")
-
-
-def display_path(path: Path) -> str:
-    """A path relative to the repository when it is inside it, for short, stable messages."""
-    try:
-        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def sha256_file(path: Path | str) -> str:
-    """Hex sha256 of a file's bytes: the identity of a dataset version in every manifest."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, Record]]:
@@ -264,8 +249,12 @@ def provenance(path: Path | str, registry: Path | str = PROVENANCE_FILE) -> dict
     return entry
 
 
-def join_on_id(problems: list[Record], rows: list[Record], rows_path: Path | str) -> list[
-        tuple[Record, Record]]:
+P = TypeVar("P", bound=Mapping[str, Any])
+R = TypeVar("R", bound=Mapping[str, Any])
+
+
+def join_on_id(problems: Sequence[P], rows: Sequence[R], rows_path: Path | str) -> list[
+        tuple[P, R]]:
     """Pair each problem with the row that has its id, in problem order.
 
     Every row must name a known problem and every problem must have a row, so a rollout file

@@ -27,7 +27,6 @@ each step in a fixed order. Same seed, same bytes.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import operator
 import os
@@ -42,15 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from course.data import (
-    DATA_DIR,
-    Record,
-    display_path,
-    load_golden,
-    load_kata,
-    load_kata_key,
-)
-from course.runs import json_bytes
+from course.data import Record, load_golden, load_kata, load_kata_key
+from course.jsonfiles import ascii_jsonl_bytes, json_bytes
+from course.paths import DATA_DIR, display_path, sha256_bytes
 
 SEED = 2024
 """The seed behind every synthetic file in `data/`."""
@@ -528,12 +521,6 @@ def _distinct_slips(samples: list[Record], problem: Problem, rng: np.random.Gene
 
 # -- 5. Every file of data/, with provenance ---------------------------------------------------
 
-def jsonl(records: list[Mapping[str, Any]]) -> bytes:
-    """The data files' layout: one `json.dumps` object per line (ASCII, so invisible
-    characters show as `\\u00a0`-style escapes), final newline."""
-    return "".join(json.dumps(record) + "\n" for record in records).encode("ascii")
-
-
 # Files that people write and review by hand; the generator only hashes and counts them.
 HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
     "golden/correct.jsonl": (load_golden, "hand-written golden correct set: in-spec "
@@ -555,10 +542,6 @@ HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
 def _mode_counts(rollouts: list[Record]) -> dict[str, int]:
     counts = Counter(r["policy_mode"] for r in rollouts)
     return {name: counts[name] for name in POLICY_MODES if counts[name]}
-
-
-def _sha256(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()
 
 
 def _sampling(seed: int, n: int) -> dict[str, Any]:
@@ -586,17 +569,17 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
     def add(name: str, content: bytes, count: int, how: str, **extra: Any) -> None:
         files[name] = content
         entries[f"data/{name}"] = {"made_by": how, "version": DATA_VERSION,
-                                   "sha256": _sha256(content), "records": count, **extra}
+                                   "sha256": sha256_bytes(content), "records": count, **extra}
 
-    add("problems/dev.jsonl", jsonl([p.record() for p in dev]), len(dev),
+    add("problems/dev.jsonl", ascii_jsonl_bytes([p.record() for p in dev]), len(dev),
         f"{made}: make_problems(split='dev')", prompt_version=PROMPT_VERSION)
-    add("problems/holdout.jsonl", jsonl([p.record() for p in holdout]), len(holdout),
+    add("problems/holdout.jsonl", ascii_jsonl_bytes([p.record() for p in holdout]), len(holdout),
         f"{made}: make_problems(split='holdout')", prompt_version=PROMPT_VERSION)
-    add("rollouts/frozen_v1.jsonl", jsonl(frozen), len(frozen),
+    add("rollouts/frozen_v1.jsonl", ascii_jsonl_bytes(frozen), len(frozen),
         f"{made}: make_frozen_rollouts (scripted stand-in, no model run)",
         problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
         sampling=_sampling(seed, 1), mode_counts=_mode_counts(frozen))
-    add("selection/pack_n8.jsonl", jsonl(pack), len(pack),
+    add("selection/pack_n8.jsonl", ascii_jsonl_bytes(pack), len(pack),
         f"{made}: make_pack (scripted stand-in, no model run)",
         problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
         sampling=_sampling(seed, PACK_N),
@@ -711,7 +694,7 @@ def check(data_dir: Path = DATA_DIR, seed: int = SEED) -> list[str]:
             path = data_dir / key.removeprefix("data/")
             if not path.is_file():
                 problems.append(f"provenance.json: {key} names a missing file")
-            elif _sha256(path.read_bytes()) != entry.get("sha256"):
+            elif sha256_bytes(path.read_bytes()) != entry.get("sha256"):
                 problems.append(f"provenance.json: stale sha256 for {key}")
     return problems
 
@@ -730,40 +713,3 @@ def write_data(files: Mapping[str, bytes], out: Path) -> list[Path]:
         os.replace(temporary, target)
         written.append(target)
     return written
-
-
-# -- command line: course data ---------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "data", help="regenerate or check the course data",
-        description="The synthetic files under data/ come from a seeded generator; "
-                    "hand-written files are validated, hashed and passed through.")
-    commands = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
-    generate = commands.add_parser("generate", help="write the data folder from the generator")
-    generate.add_argument("--out", type=Path, default=DATA_DIR,
-                          help="folder to write (default: the repository's data/)")
-    generate.add_argument("--seed", type=int, default=SEED, help=f"seed (default {SEED})")
-    generate.set_defaults(func=_generate)
-    verify = commands.add_parser("check", help="report files that differ from the generator")
-    verify.set_defaults(func=_check)
-
-
-def _generate(args: Any) -> int:
-    written = write_data(build_data(args.seed), args.out)
-    for path in written:
-        print(f"wrote {display_path(path)}")
-    print(f"{len(written)} file(s) written, the rest unchanged")
-    return 0
-
-
-def _check(args: Any) -> int:
-    problems = check()
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"{len(problems)} problem(s); if the change was on purpose, run "
-              "`course data generate` and review the diff")
-        return 1
-    print("data/ matches the generator, and provenance.json matches every file")
-    return 0

@@ -18,20 +18,23 @@ starts with more probability, so it grows first and the true goal rises. Once th
 reward reaches `honest`'s level, `honest` stops gaining while `spray`, which the proxy pays
 more, keeps gaining: the proxy keeps rising and the true goal falls. The step where the true
 goal peaks marks the start of the reward-hacking regime.
+
+The run folder (`runs/run_008`) is written by `course.reports.goodhart`; the command is
+`course goodhart` (`course.commands.goodhart`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from course import runs
-from course.bandit import grad_log_prob, sample_actions, softmax
-from course.data import DATA_DIR, Record, load_problems
+from course.data import Record, load_problems
+from course.paths import DATA_DIR
+from course.policy import grad_log_prob, sample_actions, softmax
 from course.rubrics import RUBRICS
 from course.scorer import score
 
@@ -103,7 +106,7 @@ def style_rates(problems: list[Record], proxy: Scorer, config: GoodhartConfig,
     return {"proxy": proxy_rate, "true": true_rate}
 
 
-# -- 3. learning on the proxy -----------------------------------------------------------------
+# -- 3. learning on the proxy ---------------------------------------------------------------------
 
 def train(problems: list[Record], proxy: Scorer, config: GoodhartConfig,
           rng: np.random.Generator) -> np.ndarray:
@@ -129,7 +132,7 @@ def train(problems: list[Record], proxy: Scorer, config: GoodhartConfig,
     return np.array(policies)
 
 
-# -- 4. the run ----------------------------------------------------------------------------------
+# -- 4. the whole experiment ----------------------------------------------------------------------
 
 def simulate(config: GoodhartConfig) -> dict[str, Any]:
     """Measure the styles, train on the proxy, and return the curves and the peak.
@@ -148,123 +151,3 @@ def simulate(config: GoodhartConfig) -> dict[str, Any]:
     peak = int(np.argmax(true_curve))
     return {"rates": rates, "policies": policies, "proxy_curve": proxy_curve,
             "true_curve": true_curve, "peak_step": peak}
-
-
-def _r(x: float) -> float:
-    return round(float(x), 4)
-
-
-def summarise(config: GoodhartConfig, result: Mapping[str, Any]) -> dict[str, Any]:
-    proxy_curve, true_curve = result["proxy_curve"], result["true_curve"]
-    peak = result["peak_step"]
-    return {
-        "proxy": config.proxy,
-        "styles": {style: {"proxy_rate": _r(result["rates"]["proxy"][s]),
-                           "true_rate": _r(result["rates"]["true"][s]),
-                           "initial_probability": _r(result["policies"][0][s]),
-                           "final_probability": _r(result["policies"][-1][s])}
-                   for s, style in enumerate(STYLES)},
-        "start": {"proxy": _r(proxy_curve[0]), "true": _r(true_curve[0])},
-        "peak": {"step": peak, "proxy": _r(proxy_curve[peak]), "true": _r(true_curve[peak])},
-        "end": {"step": config.steps, "proxy": _r(proxy_curve[-1]), "true": _r(true_curve[-1])},
-        "proxy_kept_rising": bool(proxy_curve[-1] > proxy_curve[peak]),
-    }
-
-
-def curve_png(config: GoodhartConfig, result: Mapping[str, Any]) -> bytes:
-    from matplotlib.figure import Figure
-
-    steps = np.arange(config.steps + 1)
-    peak = result["peak_step"]
-    fig = Figure(figsize=(7.5, 4.2))
-    ax = fig.add_subplot()
-    ax.plot(steps, result["proxy_curve"], color="tab:orange", lw=2,
-            label=f"proxy reward ({config.proxy}), optimised")
-    ax.plot(steps, result["true_curve"], color="tab:blue", lw=2,
-            label="true goal (strict scorer), only measured")
-    ax.axvspan(peak, config.steps, color="tab:red", alpha=0.08)
-    ax.axvline(peak, color="tab:red", ls="--", lw=1)
-    ax.annotate("divergence: reward-hacking regime", xy=(peak, result["true_curve"][peak]),
-                xytext=(peak + config.steps * 0.05, 0.12), color="tab:red",
-                arrowprops={"arrowstyle": "->", "color": "tab:red"})
-    ax.set(xlabel="training step", ylabel="expected reward under the policy", ylim=(0, 1.05),
-           xlim=(0, config.steps), title="Goodhart curve: optimising a hackable proxy")
-    ax.legend(loc="center right", fontsize=9)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return runs.figure_png(fig)
-
-
-def render_readme(config: GoodhartConfig, summary: Mapping[str, Any]) -> str:
-    peak, start, end = summary["peak"], summary["start"], summary["end"]
-    lines = [
-        "# run_008: Goodhart's law on a hackable proxy",
-        "",
-        f"A policy over three completion styles is trained with REINFORCE on the proxy rubric "
-        f"`{config.proxy}` (Loop C on a proxy); the strict scorer is only measured.",
-        "",
-        "| style | proxy pays | strict pays | P at start | P at end |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for style, row in summary["styles"].items():
-        lines.append(f"| `{style}` | {row['proxy_rate']:.3f} | {row['true_rate']:.3f} | "
-                     f"{row['initial_probability']:.3f} | {row['final_probability']:.3f} |")
-    lines += [
-        "",
-        f"- Start: proxy {start['proxy']:.3f}, true goal {start['true']:.3f}.",
-        f"- The true goal peaks at step {peak['step']}: {peak['true']:.3f} "
-        f"(proxy {peak['proxy']:.3f}).",
-        f"- End (step {end['step']}): proxy {end['proxy']:.3f}, true goal {end['true']:.3f}.",
-        "",
-        "Up to the peak, proxy and truth agree: moving away from vague answers helps both. After "
-        "it, the proxy keeps rising because `spray` is paid more often than an honest answer, "
-        "while the true goal falls: the optimiser is competent, the proxy is wrong.",
-        "",
-        "![Goodhart curve](goodhart_curve.png)",
-        "",
-        "Reproduce: `course runs regenerate run_008`, or `course goodhart --out DIR --note TEXT`.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def build_run(config: GoodhartConfig, note: str, record_git: bool = True) -> runs.RunFiles:
-    result = simulate(config)
-    summary = summarise(config, result)
-    record = {**asdict(config), "problems": str(config.problems.relative_to(DATA_DIR.parent))}
-    manifest = runs.manifest(kind="goodhart", note=note, config=record,
-                             inputs={"problems": config.problems}, seed=config.seed,
-                             record_git=record_git)
-    return {
-        "manifest.json": runs.json_bytes(manifest),
-        "summary.json": runs.json_bytes(summary),
-        "goodhart_curve.png": curve_png(config, result),
-        "README.md": render_readme(config, summary).encode("utf-8"),
-    }
-
-
-# -- command line: course goodhart ----------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "goodhart", help="optimise a hackable proxy and watch the true goal (Goodhart's law)",
-        description="Train a style policy on a weak rubric and measure it with the strict scorer.")
-    parser.add_argument("--proxy", default=GoodhartConfig.proxy, help="weak rubric to optimise")
-    parser.add_argument("--steps", type=int, default=GoodhartConfig.steps)
-    parser.add_argument("--seed", type=int, default=GoodhartConfig.seed)
-    runs.add_output_arguments(parser)
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    runs.check_output_arguments(args)
-    config = GoodhartConfig(proxy=args.proxy, steps=args.steps, seed=args.seed)
-    if args.out is not None:
-        runs.write_run(args.out, build_run(config, args.note))
-    summary = summarise(config, simulate(config))
-    start, peak, end = summary["start"], summary["peak"], summary["end"]
-    print(f"optimising {config.proxy}; measuring the strict scorer")
-    print(f"start      proxy {start['proxy']:.3f}  true {start['true']:.3f}")
-    print(f"peak @{peak['step']:<4} proxy {peak['proxy']:.3f}  true {peak['true']:.3f}")
-    print(f"end  @{end['step']:<4} proxy {end['proxy']:.3f}  true {end['true']:.3f}")
-    return 0

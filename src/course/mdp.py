@@ -29,22 +29,13 @@ command line `course mdp`.
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from course.bandit import grad_log_prob, sample_actions, softmax
-from course.data import display_path
-from course.runs import (
-    RunFiles,
-    add_output_arguments,
-    check_output_arguments,
-    figure_png,
-    json_bytes,
-    manifest,
-    write_run,
-)
+from course.formatting import fixed
+from course.policy import grad_log_prob, sample_actions, softmax
 
 # -- 1. the world ---------------------------------------------------------------------------------
 
@@ -218,10 +209,6 @@ CREDIT_RULE = ("Credit rule: the return G is the end reward; A = G - b multiplie
 CHECKPOINT_EVERY = 50
 
 
-def _num(x: float, signed: bool = False) -> str:
-    x = round(float(x), 3) + 0.0
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
-
 
 def _trajectory(a1: int, a2: int) -> str:
     s1 = next_state(a1)
@@ -247,19 +234,19 @@ def describe_episode(number: int, episode: Episode) -> str:
     s1 = next_state(episode.a1)
     first, second = ACTIONS[0][episode.a1], ACTIONS[s1][episode.a2]
     line = (f"ep {number:>3}  {_trajectory(episode.a1, episode.a2)} G = {episode.reward:.1f}  "
-            f"b = {_num(episode.baseline)}  A = {_num(episode.advantage, signed=True)}  |  "
-            f"step 1: P({first}|start) {_num(before[0, episode.a1])} -> "
-            f"{_num(after[0, episode.a1])}  step 2: P({second}|{STATES[s1]}) "
-            f"{_num(before[s1, episode.a2])} -> {_num(after[s1, episode.a2])}")
+            f"b = {fixed(episode.baseline)}  A = {fixed(episode.advantage, signed=True)}  |  "
+            f"step 1: P({first}|start) {fixed(before[0, episode.a1])} -> "
+            f"{fixed(after[0, episode.a1])}  step 2: P({second}|{STATES[s1]}) "
+            f"{fixed(before[s1, episode.a2])} -> {fixed(after[s1, episode.a2])}")
     note = _credit_note(episode)
     return line + (f"\n        note: {note}" if note else "")
 
 
 def checkpoint(number: int, theta: np.ndarray) -> str:
     policy = softmax(theta)
-    return (f"-- after {number} episodes: exact J = {_num(expected_return(policy))}, "
-            f"P(right|start) = {_num(policy[0, 1])}, P(a|L) = {_num(policy[1, 0])}, "
-            f"P(a|R) = {_num(policy[2, 0])}")
+    return (f"-- after {number} episodes: exact J = {fixed(expected_return(policy))}, "
+            f"P(right|start) = {fixed(policy[0, 1])}, P(a|L) = {fixed(policy[1, 0])}, "
+            f"P(a|R) = {fixed(policy[2, 0])}")
 
 
 def world_lines() -> list[str]:
@@ -286,166 +273,3 @@ def toy_mdp_log(history: list[Episode], config: MDPConfig, shown: int | None = N
         if number % CHECKPOINT_EVERY == 0 or number == len(history):
             lines.append(checkpoint(number, episode.new_theta))
     return "\n".join(lines) + "\n"
-
-
-# -- 5. the run ---------------------------------------------------------------------------------
-
-P_RIGHT_TARGET = 0.9
-
-
-def _r(x: float) -> float:
-    return round(float(x), 4) + 0.0
-
-
-def _policy_record(policy: np.ndarray) -> dict[str, dict[str, float]]:
-    return {state: {name: _r(p) for name, p in zip(ACTIONS[i], policy[i], strict=True)}
-            for i, state in enumerate(STATES)}
-
-
-def _greedy(policy: np.ndarray) -> dict[str, str]:
-    return {state: ACTIONS[i][int(np.argmax(policy[i]))] for i, state in enumerate(STATES)}
-
-
-def summarise(config: MDPConfig, history: list[Episode]) -> dict[str, Any]:
-    before, after = softmax(history[0].theta), softmax(history[-1].new_theta)
-    p_right = np.array([softmax(e.new_theta)[0, 1] for e in history])
-    above = np.flatnonzero(p_right > P_RIGHT_TARGET)
-    optimum = optimal_values()
-    return {
-        "kind": "two_step_mdp",
-        "terminal_reward": {ACTIONS[0][a1]: {ACTIONS[next_state(a1)][a2]:
-                                             float(TERMINAL_REWARD[a1, a2]) for a2 in range(2)}
-                            for a1 in range(2)},
-        "horizon": 2,
-        "hand_solved": optimum,
-        "uniform_step1_values": dict(zip(ACTIONS[0], map(_r, step1_values(before)),
-                                         strict=True)),
-        "before": {"expected_return": _r(expected_return(before)),
-                   "policy": _policy_record(before)},
-        "after": {"expected_return": _r(expected_return(after)),
-                  "policy": _policy_record(after), "greedy_policy": _greedy(after)},
-        "learned_greedy_matches_optimal": _greedy(after) == optimum["policy"],
-        "episodes": config.episodes,
-        "mean_sampled_return": _r(np.mean([e.reward for e in history])),
-        "first_episode_p_right_above_0.9": int(above[0]) + 1 if above.size else None,
-    }
-
-
-def learning_curve_png(history: list[Episode]) -> bytes:
-    import matplotlib.pyplot as plt
-
-    policies = [softmax(history[0].theta)] + [softmax(e.new_theta) for e in history]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([expected_return(p) for p in policies], "k", lw=2, label="exact expected return J")
-    ax.plot([p[0, 1] for p in policies], label="P(right | start)  (step 1)")
-    ax.plot([p[2, 0] for p in policies], label="P(a | R)  (step 2 after right)")
-    ax.plot([p[1, 0] for p in policies], label="P(a | L)  (step 2 after left)")
-    ax.axhline(optimal_values()["V"]["start"], color="grey", ls=":", label="V*(start) = 1.0")
-    ax.set(xlabel="episode", ylabel="probability / return", ylim=(0, 1.05),
-           title="Two-step MDP: REINFORCE with the end reward crediting both steps")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    return figure_png(fig)
-
-
-def render_readme(config: MDPConfig, summary: dict[str, Any]) -> str:
-    q = summary["uniform_step1_values"]
-    after = summary["after"]
-    first = summary["first_episode_p_right_above_0.9"]
-    reached = (f"P(right | start) first exceeds 0.9 after episode {first}" if first is not None
-               else "P(right | start) never exceeds 0.9")
-    return f"""# Two-step MDP: a delayed reward and credit assignment (Loop C)
-
-```
-{chr(10).join(world_lines())}
-```
-
-Two decisions, then one reward. The **return** G of an episode is everything it earns, here
-the single end reward; the **horizon** is 2: a consequence of step 1 shows up only after step
-2 has also been chosen.
-
-## Why the step-1 action matters although it earns nothing by itself
-
-Step 1 pays no reward, but it decides which rewards are reachable: after `left` the best is
-0.6, after `right` it is 1.0. Hand-solved (see `summary.json`, `hand_solved`):
-V*(L) = 0.6, V*(R) = 1.0, so Q*(start, left) = 0.6, Q*(start, right) = 1.0, and the optimal
-policy is right, then a. Under the starting uniform policy, though, left looks better
-({q['left']:.3f} vs {q['right']:.3f}): whether `right` is a good opening depends on what step
-2 will do. REINFORCE handles this by letting the end reward credit both actions:
-`θ += lr × (G − b) × [∇log π(a1 | start) + ∇log π(a2 | s1)]`. A single episode can blame the
-opening for a bad second move (see the `note:` lines in `toy_mdp_log.txt`); only the average
-over many episodes sorts out which step deserved it.
-
-## Result (lr = {config.lr}, baseline = {config.baseline}, {config.episodes} episodes)
-
-Exact expected return: {summary['before']['expected_return']:.3f} before training (uniform),
-{after['expected_return']:.3f} after (optimum 1.0). Learned greedy policy:
-start → {after['greedy_policy']['start']}, L → {after['greedy_policy']['L']},
-R → {after['greedy_policy']['R']}; {reached}.
-
-## The token view
-
-A completion is the same picture stretched out: hundreds of token choices, then one verifier
-reward at the end. Every token's log-probability gets the same advantage, so an early token
-that set up a correct answer is reinforced, and so is a harmless token that happened to sit
-in a lucky completion. Long horizons and sparse end rewards make this credit noisy, which is
-one reason real LLM training needs many samples.
-
-## Files
-
-`toy_mdp_log.txt` (every episode: trajectory, G, b, A, and how the step-1 and step-2
-probabilities moved; a checkpoint with the exact J every {CHECKPOINT_EVERY} episodes),
-`learning_curve.png`, `summary.json`, `manifest.json`.
-Reproduce: `course runs regenerate run_004` or `course mdp --out runs/my_mdp --note "..."`.
-"""
-
-
-def build_run(config: MDPConfig, note: str, record_git: bool = True) -> RunFiles:
-    """Train once from `config.seed` (the run's one generator) and return the run's files."""
-    history = train(config, np.random.default_rng(config.seed))
-    summary = summarise(config, history)
-    run_manifest = manifest(kind="mdp", note=note, config=asdict(config), seed=config.seed,
-                            record_git=record_git)
-    return {
-        "README.md": render_readme(config, summary).encode("utf-8"),
-        "learning_curve.png": learning_curve_png(history),
-        "manifest.json": json_bytes(run_manifest),
-        "summary.json": json_bytes(summary),
-        "toy_mdp_log.txt": toy_mdp_log(history, config).encode("utf-8"),
-    }
-
-
-# -- 6. command line: course mdp -----------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "mdp", help="Loop C: REINFORCE on a two-step MDP with a delayed reward",
-        description="Train a tabular softmax policy on a two-step MDP whose only reward comes "
-                    "at the end, printing how each episode credits both decisions. Writes a "
-                    "run folder only with --out.")
-    parser.add_argument("--episodes", type=int, default=MDPConfig.episodes,
-                        help="number of episodes (default 300)")
-    parser.add_argument("--lr", type=float, default=MDPConfig.lr, help="learning rate")
-    parser.add_argument("--baseline", choices=("none", "running"), default="running",
-                        help="how b is chosen (default running)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--log-every-episode", action="store_true",
-                        help="print every episode (default: the first 10 and checkpoints)")
-    add_output_arguments(parser)
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    check_output_arguments(args)
-    try:
-        config = MDPConfig(lr=args.lr, episodes=args.episodes, baseline=args.baseline,
-                           seed=args.seed)
-    except ValueError as err:
-        print(f"course mdp: error: {err}")
-        return 2
-    history = train(config, np.random.default_rng(config.seed))  # same draws as build_run's
-    print(toy_mdp_log(history, config, shown=None if args.log_every_episode else 10), end="")
-    if args.out is not None:
-        path = write_run(args.out, build_run(config, args.note))
-        print(f"wrote {display_path(path)}")
-    return 0

@@ -16,7 +16,7 @@ module reimplements four of those rules with the interface of ours::
 | `math_verify_rule` | Hugging Face's math-verify library              | any math it can parse |
 
 `RULES` puts them after the strict scorer and the hackable rubrics of `course.rubrics`, and
-`build_run` scores one case set with all of them: the golden exploit suite, the golden-correct
+`score_cases` scores one case set with all of them: the golden exploit suite, the golden-correct
 set and `NEAR_MISSES` (cross-format spellings such as `#### 323` or `\\boxed{323}`). Each case is
 tagged with the verdict of OUR spec, so every disagreement has a direction:
 
@@ -29,32 +29,27 @@ policy trained against that rule would learn to produce.
 
 Every rule is total: any value as completion, never an exception (math-verify's own errors and
 timeouts are caught and reported as a code).
+
+The comparison is saved as a run (canonical: `runs/run_007`) by `course.reports.peers`; the
+command is `course peers` (`course.commands.peers`).
 """
 
 from __future__ import annotations
 
-import csv
 import importlib
 import importlib.metadata
 import inspect
-import io
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
 from course import data, rubrics
-from course.data import DATA_DIR, Record, display_path
-from course.rubrics import RUBRICS, Rubric, code_span, markdown_table, plain_cell
-from course.runs import (
-    RunFiles,
-    check_output_arguments,
-    json_bytes,
-    manifest,
-    write_run,
-)
+from course.data import Record
+from course.paths import DATA_DIR
+from course.rubrics import RUBRICS, Rubric
 from course.scorer import SCORER_VERSION
 
 PEER_CODES: Final = {
@@ -72,7 +67,7 @@ PEER_CODES: Final = {
 """The closed set of `details["code"]` values of the peer rules."""
 
 
-# -- 1. the shared guard and result ----------------------------------------------------------------
+# -- 1. the shared guard and result ---------------------------------------------------------------
 
 def _expected_text(example: Any) -> str | None:
     """`str(expected_answer)`, or None when the example has no usable int answer.
@@ -232,7 +227,7 @@ def _load_math_verify() -> ModuleType | None:
 
 def math_verify_status() -> dict[str, Any]:
     """`{"available": bool, "versions": {distribution: version or None}}` for this machine."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in MATH_VERIFY_PACKAGES:
         try:
             versions[name] = importlib.metadata.version(name)
@@ -288,7 +283,7 @@ def describe(name: str) -> str:
     """A rule's one-sentence summary (its origin first), on one line."""
     if name in RUBRICS:
         return rubrics.describe(name)
-    paragraph = inspect.getdoc(PEERS[name]).split("\n\n")[0]
+    paragraph = (inspect.getdoc(PEERS[name]) or "").split("\n\n")[0]
     return " ".join(paragraph.split())
 
 
@@ -409,14 +404,12 @@ def try_completion(completion: Any, expected: int) -> list[dict[str, Any]]:
     return found
 
 
-# -- 7. the run ------------------------------------------------------------------------------------
+# -- 7. the experiment ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ComparisonConfig:
     """Everything that decides a verifier-comparison run; saved in its manifest."""
 
-    note: str
-    """The one change versus the previous run, in a sentence (required to save a run)."""
     exploits: Path = DATA_DIR / "golden" / "exploits.jsonl"
     """The golden exploit suite (every case out of spec)."""
     correct: Path = DATA_DIR / "golden" / "correct.jsonl"
@@ -435,225 +428,3 @@ def usable_rules(rules: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ..
     """Split `rules` into (runnable here, unavailable here)."""
     missing = () if _load_math_verify() is not None else ("math_verify_rule",)
     return (tuple(n for n in rules if n not in missing), tuple(n for n in rules if n in missing))
-
-
-def build_run(config: ComparisonConfig, record_git: bool = True) -> RunFiles:
-    """Score the case set with every rule and return the run folder's files.
-
-    Files: `comparison.csv` (every case), `disagreements.md` (the cases some rule scores
-    against our spec), `summary.json` (`summarise`), `manifest.json`, `README.md`.
-    """
-    rules, unavailable = usable_rules(config.rules)
-    rows = score_cases(load_cases(config.exploits, config.correct), rules)
-    summary = summarise(rows, rules, unavailable)
-    record = manifest(kind="verifier_comparison", note=config.note,
-                      config={**asdict(config), "exploits": display_path(config.exploits),
-                              "correct": display_path(config.correct),
-                              "rules": list(config.rules)},
-                      inputs={"exploits": config.exploits, "correct": config.correct},
-                      record_git=record_git)
-    return {
-        "manifest.json": json_bytes(record),
-        "summary.json": json_bytes(summary),
-        "comparison.csv": comparison_csv(rows, rules),
-        "disagreements.md": disagreements_markdown(rows, rules).encode("utf-8"),
-        "README.md": readme(config, summary).encode("utf-8"),
-    }
-
-
-def _reward_text(reward: float) -> str:
-    return f"{reward:g}"  # 0, 1 or 2: every reward here is a whole number
-
-
-def comparison_csv(rows: list[Record], rules: tuple[str, ...]) -> bytes:
-    """id, source, spec (`in_spec` / `out_of_spec`), expected_answer, completion (Python repr,
-    so invisible characters stay visible), then one reward column per rule."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["id", "source", "spec", "expected_answer", "completion", *rules])
-    for row in rows:
-        writer.writerow([row["id"], row["source"], _spec_text(row), row["expected_answer"],
-                         repr(row["completion"]),
-                         *(_reward_text(row["rewards"][name]) for name in rules)])
-    return buffer.getvalue().encode("utf-8")
-
-
-def _spec_text(row: Mapping[str, Any]) -> str:
-    return "in_spec" if row["in_spec"] else "out_of_spec"
-
-
-LONG_TEXT: Final = 60
-"""Completions and answers longer than this many characters are shortened in Markdown tables
-(the CSV keeps every one whole)."""
-
-
-def _short_span(completion: str) -> str:
-    if len(completion) <= LONG_TEXT:
-        return code_span(completion)
-    return f"{code_span(completion[:24])}… ({len(completion)} characters)"
-
-
-def _short_number(value: int) -> str:
-    text = str(value)
-    return text if len(text) <= LONG_TEXT else f"{text[:12]}… ({len(text)} characters)"
-
-
-def disagreement_table(rows: list[Record], rules: tuple[str, ...]) -> list[str]:
-    """Markdown table lines: one row per case that some rule scores against our spec; each rule
-    cell is its reward, marked `FP` or `FN` when it disagrees with our spec."""
-    def cell(row: Mapping[str, Any], name: str) -> str:
-        mark = verdict(row["in_spec"], row["rewards"][name])
-        return _reward_text(row["rewards"][name]) + (f" **{mark}**" if mark else "")
-
-    flagged = [row for row in rows
-               if any(verdict(row["in_spec"], row["rewards"][name]) for name in rules)]
-    return markdown_table(["id", "spec", "expected", "completion", *rules],
-                  [[plain_cell(row["id"]), _spec_text(row), _short_number(row["expected_answer"]),
-                    _short_span(row["completion"]), *(cell(row, name) for name in rules)]
-                   for row in flagged])
-
-
-def disagreements_markdown(rows: list[Record], rules: tuple[str, ...]) -> str:
-    return "\n".join([
-        "# Where the verifiers disagree with our spec",
-        "",
-        f"Only the cases where at least one rule disagrees with spec {SCORER_VERSION}. A cell is "
-        "the rule's reward; **FP** marks a false positive (the rule pays a completion our spec "
-        "rejects), **FN** a false negative (it refuses one our spec accepts). False means "
-        "false *relative to our spec*: the other projects chose other specs on purpose.",
-        "",
-        *disagreement_table(rows, rules),
-        "",
-    ])
-
-
-def reading(summary: Mapping[str, Any]) -> list[str]:
-    """One bullet per rule, worded from its counts: looser than our spec (false positives
-    only), stricter (false negatives only), a different spec (both), or in agreement."""
-    n_in, n_out = summary["n_in_spec"], summary["n_out_of_spec"]
-    bullets = []
-    for name, stats in summary["rules"].items():
-        fp, fn = stats["false_positives"], stats["false_negatives"]
-        pays_text = f"pays {fp} of {n_out} out-of-spec completions"
-        refuses_text = f"refuses {fn} of {n_in} in-spec ones"
-        if fp and fn:
-            verdict_text = ("a different spec: it is looser than ours in some places and "
-                            f"stricter in others ({pays_text}, {refuses_text})")
-        elif fp:
-            verdict_text = (f"looser than our spec: it {pays_text} (each one a reward a policy "
-                            f"could learn to collect) and refuses none of the {n_in} in-spec ones")
-        elif fn:
-            verdict_text = (f"stricter than (or blind to) our format: it pays no out-of-spec "
-                            f"completion but {refuses_text}; a policy trained on it would "
-                            "learn another format")
-        else:
-            verdict_text = f"agrees with our spec on all {summary['n_cases']} cases"
-        examples = stats["pays_out_of_spec"][:3] + stats["refuses_in_spec"][:3]
-        shown = f" Examples: {', '.join(map(plain_cell, examples))}." if examples else ""
-        bullets.append(f"- `{name}`: {verdict_text}; agreement {stats['agreement_rate']:.4f}."
-                       + shown)
-    for name in summary["unavailable_rules"]:
-        bullets.append(f"- `{name}` was not run: math-verify is not installed here.")
-    return bullets
-
-
-def readme(config: ComparisonConfig, summary: Mapping[str, Any]) -> str:
-    """The run's README: what was scored, by which rules (with their origins), the reading."""
-    status = summary["math_verify"]
-    versions = ", ".join(f"{name} {version or 'not installed'}"
-                         for name, version in status["versions"].items())
-    by_source = summary["cases_by_source"]
-    lines = [
-        "# Our verifier versus other projects' verifiers",
-        "",
-        f"{summary['n_cases']} cases ({by_source['exploits']} golden exploits from "
-        f"`{display_path(config.exploits)}`, {by_source['correct']} golden-correct cases from "
-        f"`{display_path(config.correct)}`, {by_source['near_miss']} near misses defined in "
-        "`course.peers.NEAR_MISSES`) were scored by every rule below. Each case carries the "
-        f"verdict of our spec ({SCORER_VERSION}): {summary['n_in_spec']} in spec, "
-        f"{summary['n_out_of_spec']} out of spec. A rule that pays (reward > 0) an out-of-spec "
-        "case has a false positive; a rule that refuses an in-spec case has a false negative. "
-        "Both are relative to OUR spec: the other projects chose other specs on purpose, and "
-        "the disagreements show what each choice would teach a policy.",
-        "",
-        "## The rules and where they come from",
-        "",
-        *(f"- `{name}`: {describe(name)}" for name in config.rules),
-        "",
-        f"math-verify available: {'yes' if status['available'] else 'no'} ({versions}).",
-        "",
-        "## Reading",
-        "",
-        *reading(summary),
-        "",
-        "## Counts",
-        "",
-        *markdown_table(["rule", "false positives", "false negatives", "agreement"],
-                [[f"`{name}`", str(stats["false_positives"]), str(stats["false_negatives"]),
-                  f"{stats['agreement_rate']:.4f}"]
-                 for name, stats in summary["rules"].items()]),
-        "",
-        "## Files",
-        "",
-        f"- `disagreements.md`: the {summary['n_disagreement_rows']} cases where some rule "
-        "disagrees with our spec, each cell marked FP or FN.",
-        "- `comparison.csv`: every case, one reward column per rule, completions as Python "
-        "literals.",
-        "- `summary.json`: per rule, false positives and false negatives with case ids, the "
-        "agreement rate, and the math-verify versions.",
-        "- `manifest.json`: inputs with sha256, scorer version, config.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-# -- 8. command line: course peers -----------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "peers", help="compare our verifier with other projects' answer-checking rules",
-        description="Score the golden exploits, the golden-correct set and the near misses "
-        "with our strict scorer, the hackable rubrics and four peer rules (lm-evaluation-"
-        "harness GSM8K strict and flexible, DeepSeek-R1-Zero style, math-verify); print where "
-        "they disagree with our spec, and save the run with --out. With --try, score one "
-        "completion of your own with every rule instead.")
-    rubrics.add_case_arguments(parser, "rule")
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    if args.attempt is not None:
-        print(f"{args.attempt!r} against expected {args.expected}")
-        for found in try_completion(args.attempt, args.expected):
-            print(f"  {found['rule']:<18}reward {_reward_text(found['reward']):<3}"
-                  f"{found['code']:<16}extracted {found['extracted']!r}")
-        return 0
-    check_output_arguments(args)
-    config = ComparisonConfig(note=args.note or "", exploits=args.exploits, correct=args.correct)
-    rules, unavailable = usable_rules(config.rules)
-    rows = score_cases(load_cases(config.exploits, config.correct), rules)
-    print(format_disagreements(rows, rules))
-    for name in unavailable:
-        print(f"({name} skipped: math-verify is not installed)")
-    if args.out is not None:
-        print(f"saved {display_path(write_run(args.out, build_run(config)))}")
-    return 0
-
-
-def format_disagreements(rows: list[Record], rules: tuple[str, ...]) -> str:
-    """The disagreement rows as fixed-width text. Rules are numbered columns (legend first);
-    a cell is `FP`, `FN`, or `.` when the rule agrees with our spec."""
-    legend = [f"[{i}] {name}" for i, name in enumerate(rules, start=1)]
-    lines = ["columns: " + "  ".join(legend), "FP = pays what our spec rejects, "
-             "FN = refuses what our spec accepts, . = agrees with our spec", "",
-             f"{'id':<12}{'spec':<13}{'completion':<34}"
-             + "".join(f"{f'[{i}]':>5}" for i in range(1, len(rules) + 1))]
-    for row in rows:
-        marks = [verdict(row["in_spec"], row["rewards"][name]) for name in rules]
-        if not any(marks):
-            continue
-        text = repr(row["completion"])
-        text = text if len(text) <= 32 else text[:31] + "…"
-        lines.append(f"{row['id']:<12}{_spec_text(row):<13}{text:<34}"
-                     + "".join(f"{mark or '.':>5}" for mark in marks))
-    return "\n".join(lines)

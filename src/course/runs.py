@@ -28,10 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from course import __version__
-from course.data import REPO_ROOT, display_path, sha256_file
+from course.paths import REPO_ROOT, display_path, sha256_file
 from course.scorer import SCORER_VERSION
-
-RUNS_DIR = REPO_ROOT / "runs"
 
 RunFiles = dict[str, bytes]
 """A run before it is written: relative file name -> exact bytes."""
@@ -39,24 +37,6 @@ RunFiles = dict[str, bytes]
 
 class RunError(RuntimeError):
     """A run cannot be written, read or compared; the message says which and why."""
-
-
-def json_bytes(obj: Any) -> bytes:
-    """The one JSON layout for artifacts: 2-space indent, UTF-8, keys in insertion order."""
-    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-_JSONL_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def jsonl_bytes(records: list[Mapping[str, Any]]) -> bytes:
-    """One compact JSON object per line, UTF-8, with a final newline.
-
-    One shared encoder (the same bytes as `json.dumps(record, ensure_ascii=False,
-    separators=(",", ":"))`), because building an encoder per line is a fifth of the cost of
-    writing a 100k-example run."""
-    encode = _JSONL_ENCODER.encode
-    return "".join([encode(record) + "\n" for record in records]).encode("utf-8")
 
 
 def git_commit() -> str | None:
@@ -120,7 +100,8 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
     return record
 
 
-def _refuse_existing(path: Path) -> None:
+def refuse_existing(path: Path) -> None:
+    """Raise `RunError` if `path` exists: a run folder is never overwritten."""
     if path.exists():
         raise RunError(f"{display_path(path)} already exists: runs are never overwritten; "
                        "choose a new run folder (for example the next run_00N)")
@@ -133,7 +114,7 @@ def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
     renamed into place. If anything fails before the rename, the temporary folder is removed.
     """
     path = Path(path)
-    _refuse_existing(path)
+    refuse_existing(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.partial-", dir=path.parent))
     try:
@@ -146,27 +127,6 @@ def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return path
-
-
-def add_output_arguments(parser: Any, required: bool = False) -> None:
-    """The two flags of every command that saves a run: `--out DIR` and `--note TEXT`.
-
-    With `required=False` the command only prints unless `--out` is given."""
-    parser.add_argument("--out", type=Path, required=required,
-                        help="save the run in this new folder, e.g. runs/run_009 "
-                             "(never overwritten)")
-    parser.add_argument("--note", required=required,
-                        help="the one change versus the previous run, in a sentence "
-                             "(required with --out)")
-
-
-def check_output_arguments(args: Any) -> None:
-    """Refuse `--out` before any work is done: an existing folder, or a missing `--note`."""
-    if args.out is None:
-        return
-    _refuse_existing(Path(args.out))
-    if not (args.note or "").strip():
-        raise RunError("--out needs --note: the one change versus the previous run")
 
 
 def read_files(path: Path | str) -> RunFiles:
@@ -205,16 +165,3 @@ def diff_files(expected: RunFiles, actual: RunFiles) -> list[str]:
             problems.append(f"{name}: differs from byte {first} "
                             f"(committed {len(a)} bytes, regenerated {len(b)} bytes)")
     return problems
-
-
-def figure_png(fig: Any) -> bytes:
-    """A matplotlib figure as PNG bytes that are identical on every run (no timestamp, no
-    software tag), then closes the figure. Plots in runs go through here."""
-    import io
-
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()

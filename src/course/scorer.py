@@ -221,7 +221,9 @@ def parse(text: str) -> tuple[int | None, str, str | None]:
     if any(ch in line for ch in LINE_BREAKS):  # one fast C scan per character, linear time
         return None, "single_line", None
     if not line.isascii():
-        position = _NON_ASCII.search(line).start()
+        found = _NON_ASCII.search(line)
+        assert found is not None  # isascii() is False, so there is a non-ASCII character
+        position = found.start()
         return None, "ascii_only", (
             f"non-ASCII character U+{ord(line[position]):04X} at position {position} "
             "of the trimmed completion"
@@ -266,30 +268,3 @@ def score(example: Mapping[str, Any], completion: Any) -> ScoreResult:
     if parsed == expected:
         return _result(1.0, "correct", parsed, expected, _ALL_PASSED)
     return _result(0.0, "wrong_answer", parsed, expected, _WRONG)
-
-
-# -- command line: `course score` ------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "score", help="score one completion (or print the spec table)",
-        description="Score one completion against an expected answer and print the result.")
-    parser.add_argument("completion", nargs="?", help="the completion text (use $'...' for \\n)")
-    parser.add_argument("--expected", type=int, help="the expected integer answer")
-    parser.add_argument("--spec", action="store_true", help="print the spec decision table")
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    import json
-
-    if args.spec:
-        for case, completion, code, reason in SPEC_DECISIONS:
-            print(f"{case:<24} {completion!r:<28.28} {code:<22} {reason}")
-        return 0
-    if args.completion is None or args.expected is None:
-        print("course score: give a COMPLETION and --expected N (or --spec)")
-        return 2
-    result = score({"expected_answer": args.expected}, args.completion)
-    print(json.dumps(result, indent=2, ensure_ascii=False))
-    return 0

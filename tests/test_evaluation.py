@@ -7,8 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from course import data, eval, progress, runs
+from course import data, evaluation, progress, runs
 from course.data import DataError
+from course.jsonfiles import json_bytes, jsonl_bytes
+from course.paths import sha256_file
+from course.reports import evaluation as eval_report
 
 Z = 1.96
 
@@ -32,7 +35,7 @@ PROVENANCE = {"prompt_version": "final-line-v1", "sampling": {"temperature": 0.8
 
 
 def write_jsonl(path, records):
-    path.write_bytes(runs.jsonl_bytes(records))
+    path.write_bytes(jsonl_bytes(records))
     return path
 
 
@@ -47,7 +50,7 @@ def inputs(tmp_path, monkeypatch):
 # -- evaluate and summarise -------------------------------------------------------------------
 
 def test_evaluate_scores_every_example_in_problem_order_with_raw_completion():
-    results = eval.evaluate(PROBLEMS, ROLLOUTS)
+    results = evaluation.evaluate(PROBLEMS, ROLLOUTS)
     assert [r["id"] for r in results] == [row[0] for row in TABLE]
     assert [r["details"]["code"] for r in results] == [row[3] for row in TABLE]
     assert [r["reward"] for r in results] == [1.0 if row[3] == "correct" else 0.0 for row in TABLE]
@@ -59,14 +62,14 @@ def test_evaluate_scores_every_example_in_problem_order_with_raw_completion():
 
 def test_evaluate_refuses_rollouts_that_do_not_match_the_problems():
     with pytest.raises(DataError, match=r"rollouts.jsonl: field 'id': no row for problem 'p9'"):
-        eval.evaluate(PROBLEMS, ROLLOUTS[1:], "rollouts.jsonl")
+        evaluation.evaluate(PROBLEMS, ROLLOUTS[1:], "rollouts.jsonl")
 
 
 def test_summarise_counts_codes_and_orders_ties_by_the_scorer_code_order():
-    summary = eval.summarise(eval.evaluate(PROBLEMS, ROLLOUTS))
+    summary = evaluation.summarise(evaluation.evaluate(PROBLEMS, ROLLOUTS))
     assert (summary["n"], summary["passes"]) == (9, 3)
     assert summary["pass_rate"] == summary["mean_reward"] == round(3 / 9, 4)
-    assert summary["pass_rate_ci95"] == [round(x, 4) for x in eval.wilson_interval(3, 9)]
+    assert summary["pass_rate_ci95"] == [round(x, 4) for x in evaluation.wilson_interval(3, 9)]
     assert summary["failure_modes"] == [
         {"code": "wrong_answer", "count": 2, "share": round(2 / 9, 4)},
         {"code": "multiple_lines", "count": 2, "share": round(2 / 9, 4)},
@@ -78,7 +81,7 @@ def test_summarise_counts_codes_and_orders_ties_by_the_scorer_code_order():
 
 
 def test_inspection_sample_covers_every_failure_cause_before_repeating_one():
-    inspection = eval.summarise(eval.evaluate(PROBLEMS, ROLLOUTS))["inspection"]
+    inspection = evaluation.summarise(evaluation.evaluate(PROBLEMS, ROLLOUTS))["inspection"]
     assert [row["id"] for row in inspection["passing"]] == ["p1", "p2", "p3"]
     # round robin over the codes (wrong, lines, non-ASCII, prefix), then wrong_answer again
     assert [row["id"] for row in inspection["failing"]] == ["p5", "p4", "p8", "p7", "p9"]
@@ -91,7 +94,7 @@ def test_inspection_sample_stops_at_five_per_side():
     many = [{"id": f"q{i}", "prompt": "p", "expected_answer": i} for i in range(12)]
     outs = [{"id": f"q{i}", "completion": f"Final: {i if i % 2 else i + 1}", "policy_mode": "m"}
             for i in range(12)]
-    inspection = eval.summarise(eval.evaluate(many, outs))["inspection"]
+    inspection = evaluation.summarise(evaluation.evaluate(many, outs))["inspection"]
     assert [row["id"] for row in inspection["passing"]] == ["q1", "q3", "q5", "q7", "q9"]
     assert [row["id"] for row in inspection["failing"]] == ["q0", "q2", "q4", "q6", "q8"]
 
@@ -108,19 +111,19 @@ def wilson_by_quadratic(k, n, z=Z):
 @pytest.mark.parametrize(("k", "n"), [(1, 2), (3, 9), (31, 60), (50, 100), (81, 263),
                                       (999, 1000), (1, 1000)])
 def test_wilson_matches_the_roots_of_its_defining_quadratic(k, n):
-    assert eval.wilson_interval(k, n) == pytest.approx(wilson_by_quadratic(k, n), abs=1e-9)
+    assert evaluation.wilson_interval(k, n) == pytest.approx(wilson_by_quadratic(k, n), abs=1e-9)
 
 
 def test_wilson_edge_cases_zero_and_all_successes():
     # k = 0: lower bound 0, upper bound z^2 / (n + z^2); k = n mirrors it.
-    assert eval.wilson_interval(0, 10) == pytest.approx((0.0, Z * Z / (10 + Z * Z)))
-    assert eval.wilson_interval(0, 10)[1] == pytest.approx(0.2775, abs=1e-4)  # textbook value
-    assert eval.wilson_interval(10, 10) == pytest.approx((10 / (10 + Z * Z), 1.0))
-    assert eval.wilson_interval(1, 1) == pytest.approx((1 / (1 + Z * Z), 1.0))
+    assert evaluation.wilson_interval(0, 10) == pytest.approx((0.0, Z * Z / (10 + Z * Z)))
+    assert evaluation.wilson_interval(0, 10)[1] == pytest.approx(0.2775, abs=1e-4)  # textbook value
+    assert evaluation.wilson_interval(10, 10) == pytest.approx((10 / (10 + Z * Z), 1.0))
+    assert evaluation.wilson_interval(1, 1) == pytest.approx((1 / (1 + Z * Z), 1.0))
 
 
 def test_wilson_is_narrower_with_more_data_and_contains_the_estimate():
-    small, large = eval.wilson_interval(5, 10), eval.wilson_interval(500, 1000)
+    small, large = evaluation.wilson_interval(5, 10), evaluation.wilson_interval(500, 1000)
     assert small[0] < large[0] <= 0.5 <= large[1] < small[1]
 
 
@@ -130,7 +133,7 @@ def test_wilson_is_narrower_with_more_data_and_contains_the_estimate():
                                                (-1, 3, "between 0 and n=3")])
 def test_wilson_rejects_impossible_counts(k, n, match):
     with pytest.raises(ValueError, match=match):
-        eval.wilson_interval(k, n)
+        evaluation.wilson_interval(k, n)
 
 
 # -- the paired interval and the noise rule ---------------------------------------------------
@@ -143,7 +146,7 @@ def test_paired_interval_covers_the_true_difference_about_95_percent_of_the_time
     probs = np.array([0.45, 0.05, 0.15, 0.35])
     true_difference = probs[2] - probs[1]
     for counts in rng.multinomial(n, probs, size=trials):
-        lo, hi = eval.paired_difference_interval(*map(int, counts))
+        lo, hi = evaluation.paired_difference_interval(*map(int, counts))
         hits += lo <= true_difference <= hi
     assert 0.93 <= hits / trials <= 0.975
 
@@ -152,9 +155,9 @@ def test_paired_interval_covers_the_true_difference_about_95_percent_of_the_time
 def test_paired_interval_contains_the_estimate_and_swapping_runs_mirrors_it(table):
     both, only_a, only_b, neither = table
     n = sum(table)
-    lo, hi = eval.paired_difference_interval(both, only_a, only_b, neither)
+    lo, hi = evaluation.paired_difference_interval(both, only_a, only_b, neither)
     assert -1 <= lo <= (only_b - only_a) / n <= hi <= 1
-    mirrored = eval.paired_difference_interval(both, only_b, only_a, neither)
+    mirrored = evaluation.paired_difference_interval(both, only_b, only_a, neither)
     assert mirrored == pytest.approx((-hi, -lo))
 
 
@@ -162,12 +165,12 @@ def test_paired_interval_is_narrower_than_ignoring_the_pairing():
     """With strongly correlated runs, the paired interval beats Newcombe's unpaired one."""
     both, only_a, only_b, neither = 40, 1, 8, 51
     n = 100
-    l_a, u_a = eval.wilson_interval(both + only_a, n)
-    l_b, u_b = eval.wilson_interval(both + only_b, n)
+    l_a, u_a = evaluation.wilson_interval(both + only_a, n)
+    l_b, u_b = evaluation.wilson_interval(both + only_b, n)
     p_a, p_b = (both + only_a) / n, (both + only_b) / n
     unpaired = (p_b - p_a - math.hypot(p_b - l_b, u_a - p_a),
                 p_b - p_a + math.hypot(u_b - p_b, p_a - l_a))
-    lo, hi = eval.paired_difference_interval(both, only_a, only_b, neither)
+    lo, hi = evaluation.paired_difference_interval(both, only_a, only_b, neither)
     assert hi - lo < unpaired[1] - unpaired[0]
     assert lo > 0 > unpaired[0]  # pairing is what makes this change detectable
 
@@ -183,7 +186,7 @@ def test_paired_interval_is_narrower_than_ignoring_the_pairing():
     (50, 53, 100, (0.01, 0.05), "large enough to investigate"),
 ])
 def test_noise_verdict_on_both_sides_of_the_threshold(passes_a, passes_b, n, interval, verdict):
-    assert eval.noise_verdict(passes_a, passes_b, n, interval) == verdict
+    assert evaluation.noise_verdict(passes_a, passes_b, n, interval) == verdict
 
 
 # -- comparing runs in the locked room ----------------------------------------------------------
@@ -197,7 +200,7 @@ def make_run(folder, passed, **changes):
     """A minimal eval run folder: a manifest and one result per example (p0, p1, ...)."""
     folder.mkdir()
     manifest = {**ROOM, **changes}
-    (folder / "manifest.json").write_bytes(runs.json_bytes(manifest))
+    (folder / "manifest.json").write_bytes(json_bytes(manifest))
     write_jsonl(folder / "results.jsonl", [{"id": f"p{i}", "reward": 1.0 if ok else 0.0}
                                            for i, ok in enumerate(passed)])
     return folder
@@ -215,7 +218,7 @@ def test_compare_refuses_each_locked_room_difference(tmp_path, field, change, sh
     a = make_run(tmp_path / "a", [True, False])
     b = make_run(tmp_path / "b", [True, True], **change)
     with pytest.raises(runs.RunError) as caught:
-        eval.compare_runs(a, b)
+        evaluation.compare_runs(a, b)
     message = str(caught.value)
     assert f"{field} differs" in message and shown in message
     assert message.count("differs") == 1  # only the field that changed is blamed
@@ -225,7 +228,7 @@ def test_compare_names_every_differing_field_with_both_values(tmp_path):
     a = make_run(tmp_path / "a", [True])
     b = make_run(tmp_path / "b", [True], scorer_version="strict-v2", sampling=None)
     with pytest.raises(runs.RunError) as caught:
-        eval.compare_runs(a, b)
+        evaluation.compare_runs(a, b)
     message = str(caught.value)
     assert 'scorer_version differs (A: "strict-v1", B: "strict-v2")' in message
     assert 'sampling differs (A: {"n": 1, "temperature": 0.8}, B: null)' in message
@@ -235,27 +238,28 @@ def test_compare_refuses_runs_that_are_not_eval_runs(tmp_path):
     a = make_run(tmp_path / "a", [True])
     b = make_run(tmp_path / "b", [True], kind="bandit")
     with pytest.raises(runs.RunError, match="is a 'bandit' run: only Loop A evaluation runs"):
-        eval.compare_runs(a, b)
+        evaluation.compare_runs(a, b)
 
 
 def test_compare_in_the_same_room_counts_flips_and_gives_a_verdict(tmp_path):
     # 20 examples: 10 pass in both, 1 pass->fail, 3 fail->pass, 6 fail in both
     a_passed = [True] * 10 + [True] + [False] * 3 + [False] * 6
     b_passed = [True] * 10 + [False] + [True] * 3 + [False] * 6
-    report = eval.compare_runs(make_run(tmp_path / "a", a_passed),
+    report = evaluation.compare_runs(make_run(tmp_path / "a", a_passed),
                                make_run(tmp_path / "b", b_passed))
     assert (report["n"], report["passes_a"], report["passes_b"]) == (20, 11, 13)
     assert report["flips"] == {"pass_to_fail": 1, "fail_to_pass": 3}
     assert report["difference"] == pytest.approx(0.10)
     assert report["difference_ci95"] == pytest.approx(
-        eval.paired_difference_interval(10, 1, 3, 6))
-    assert report["pass_rate_b_ci95"] == pytest.approx(eval.wilson_interval(13, 20))
+        evaluation.paired_difference_interval(10, 1, 3, 6))
+    assert report["pass_rate_b_ci95"] == pytest.approx(evaluation.wilson_interval(13, 20))
     assert report["verdict"] == "large enough to investigate"  # 10 points on 20 examples
 
 
 def test_compare_identical_runs_is_noise(tmp_path):
     passed = [True, False] * 10
-    report = eval.compare_runs(make_run(tmp_path / "a", passed), make_run(tmp_path / "b", passed))
+    report = evaluation.compare_runs(make_run(tmp_path / "a", passed),
+                                     make_run(tmp_path / "b", passed))
     assert report["difference"] == 0 and report["flips"] == {"pass_to_fail": 0, "fail_to_pass": 0}
     assert report["verdict"] == "not distinguishable from noise"
 
@@ -264,29 +268,29 @@ def test_compare_identical_runs_is_noise(tmp_path):
 
 def test_build_run_writes_results_summary_manifest_and_readme(inputs, tmp_path):
     problems, rollouts = inputs
-    config = eval.EvalConfig(problems=problems, rollouts=rollouts, note="Hand-made table.",
-                             out=tmp_path / "run_x")
-    files = eval.build_run(config, record_git=False)
+    config = evaluation.EvalConfig(problems=problems, rollouts=rollouts, out=tmp_path / "run_x")
+    files = eval_report.build_run(config, "Hand-made table.", record_git=False)
     assert sorted(files) == ["README.md", "manifest.json", "results.jsonl", "summary.json"]
     results = [json.loads(line) for line in files["results.jsonl"].decode().splitlines()]
     assert results[7]["completion"] == "Final:\u00a09"  # raw, in the file too
     assert results[7]["details"]["checks"][-1] == ["ascii_only", False]
-    assert json.loads(files["summary.json"]) == eval.summarise(results)
+    assert json.loads(files["summary.json"]) == evaluation.summarise(results)
     manifest = json.loads(files["manifest.json"])
     assert manifest["kind"] == "eval" and manifest["seed"] is None
     assert manifest["prompt_version"] == "final-line-v1"
     assert manifest["sampling"] == {"temperature": 0.8, "n": 1}
-    assert manifest["inputs"]["problems"]["sha256"] == data.sha256_file(problems)
-    assert manifest["inputs"]["rollouts"]["sha256"] == data.sha256_file(rollouts)
+    assert manifest["inputs"]["problems"]["sha256"] == sha256_file(problems)
+    assert manifest["inputs"]["rollouts"]["sha256"] == sha256_file(rollouts)
     assert manifest["git_commit"] is None
-    assert eval.build_run(config, record_git=False) == files  # deterministic, byte for byte
+    again = eval_report.build_run(config, "Hand-made table.", record_git=False)
+    assert again == files  # deterministic, byte for byte
 
 
 def test_readme_shows_numbers_failure_table_escaped_examples_and_the_command(inputs, tmp_path):
     problems, rollouts = inputs
-    config = eval.EvalConfig(problems=problems, rollouts=rollouts, note="Hand-made table.",
-                             out=tmp_path / "run_x")
-    readme = eval.build_run(config, record_git=False)["README.md"].decode()
+    config = evaluation.EvalConfig(problems=problems, rollouts=rollouts, out=tmp_path / "run_x")
+    files = eval_report.build_run(config, "Hand-made table.", record_git=False)
+    readme = files["README.md"].decode()
     assert "Pass rate 33.3% (95% Wilson interval" in readme
     assert "| `wrong_answer` | 2 | 22.2% |" in readme
     assert r'"Final:\u00a09"' in readme and r'"17*19 = 323\nFinal: 323"' in readme
@@ -294,8 +298,8 @@ def test_readme_shows_numbers_failure_table_escaped_examples_and_the_command(inp
 
 
 def test_long_completions_are_truncated_in_the_readme_only():
-    assert eval._escaped("Final: " + "9" * 1000).endswith("... (1007 characters)")
-    assert eval._escaped("Final: 3") == '"Final: 3"'
+    assert eval_report._escaped("Final: " + "9" * 1000).endswith("... (1007 characters)")
+    assert eval_report._escaped("Final: 3") == '"Final: 3"'
 
 
 # -- the progress bar ---------------------------------------------------------------------------

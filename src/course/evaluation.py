@@ -16,16 +16,15 @@ Two runs are compared only inside a "locked room" (`compare_runs`): same dataset
 version, same prompt version, same sampling settings. Anything else is a change of environment,
 and the comparison is refused with the differing fields named.
 
-The story, top to bottom: `evaluate` -> `wilson_interval` -> `summarise` -> `build_run`
-(the run folder) -> `compare_runs` (two runs, one locked room) -> the `course eval` and
-`course compare` commands.
+The story, top to bottom: `evaluate` -> `wilson_interval` -> `summarise` -> `compare_runs`
+(two runs, one locked room). The run folder is written by `course.reports.evaluation`; the
+commands are `course eval` and `course compare` (`course.commands.evaluation`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from course import data, progress, runs
+from course.formatting import rounded
+from course.paths import display_path
 from course.scorer import CODES, SCORER_VERSION, score
 
 Z_95 = 1.96
@@ -55,8 +56,6 @@ class EvalConfig:
     """JSONL of problems `{id, prompt, expected_answer}` (the dataset split)."""
     rollouts: Path
     """JSONL of frozen rollouts `{id, completion, policy_mode}`, exactly one per problem id."""
-    note: str
-    """The one change versus the previous run, in a sentence (required, non-empty)."""
     out: Path | None = None
     """The run folder the command writes; recorded so the README can print the exact command."""
 
@@ -76,7 +75,7 @@ def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[s
         N dicts `{id, prompt, expected_answer, completion, policy_mode, reward, details}` where
         `completion` is the raw text (never normalised) and `details` is the scorer's, in full.
     """
-    pairs = data.join_on_id(list(problems), list(rollouts), rollouts_path)
+    pairs = data.join_on_id(problems, rollouts, rollouts_path)
     results = []
     for problem, rollout in progress.bar(pairs, len(pairs), "scoring"):
         scored = score(problem, rollout["completion"])
@@ -129,11 +128,6 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
 
 # -- 3. summarise: the numbers and the examples behind them -----------------------------------
 
-def _round(x: float) -> float:
-    """Every float in a summary has 4 decimals, so artifact bytes never depend on float noise."""
-    return round(x, 4)
-
-
 def _passed(result: Mapping[str, Any]) -> bool:
     return result["reward"] == 1.0
 
@@ -152,7 +146,8 @@ def summarise(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     Returns a dict with `n`, `passes`, `pass_rate`, `pass_rate_ci95` (Wilson), `mean_reward`,
     `failure_modes` (one row per failing code: count and share of all N, most frequent first,
     ties in the scorer's code order) and `inspection` (up to 5 passing and 5 failing examples,
-    see `inspection_sample`). Floats are rounded to 4 decimals.
+    see `inspection_sample`). Floats are rounded to 4 decimals, so artifact bytes never depend
+    on float noise.
     """
     n = len(results)
     passes = sum(1 for r in results if _passed(r))
@@ -163,11 +158,11 @@ def summarise(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "scorer_version": SCORER_VERSION,
         "n": n,
         "passes": passes,
-        "pass_rate": _round(passes / n),
-        "pass_rate_ci95": [_round(lo), _round(hi)],
-        "mean_reward": _round(sum(r["reward"] for r in results) / n),
+        "pass_rate": rounded(passes / n),
+        "pass_rate_ci95": [rounded(lo), rounded(hi)],
+        "mean_reward": rounded(sum(r["reward"] for r in results) / n),
         "failure_modes": [{"code": code, "count": failing_codes[code],
-                           "share": _round(failing_codes[code] / n)} for code in ordered],
+                           "share": rounded(failing_codes[code] / n)} for code in ordered],
         "inspection": inspection_sample(results, ordered),
     }
 
@@ -199,123 +194,7 @@ def _shown(result: Mapping[str, Any]) -> dict[str, Any]:
             "message": details["message"]}
 
 
-# -- 4. the run folder ------------------------------------------------------------------------
-
-def build_run(config: EvalConfig, record_git: bool = True) -> runs.RunFiles:
-    """Evaluate `config` and return the run folder's files: results, summary, manifest, README.
-
-    Scoring is deterministic, so the manifest's seed is None; prompt version and sampling
-    settings come from the rollouts' provenance (`data.provenance`), so a later comparison can
-    check that both runs were made in the same locked room.
-    """
-    problems = data.load_problems(config.problems)
-    rollouts = data.load_rollouts(config.rollouts)
-    results = evaluate(problems, rollouts, config.rollouts)
-    summary = summarise(results)
-    origin = data.provenance(config.rollouts)
-    manifest = runs.manifest(
-        kind="eval", note=config.note, config=_config_record(config),
-        inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
-        prompt_version=origin["prompt_version"], sampling=origin["sampling"],
-        record_git=record_git)
-    return {
-        "README.md": render_readme(config, summary).encode("utf-8"),
-        "manifest.json": runs.json_bytes(manifest),
-        "results.jsonl": runs.jsonl_bytes(results),
-        "summary.json": runs.json_bytes(summary),
-    }
-
-
-def _config_record(config: EvalConfig) -> dict[str, Any]:
-    """The config as the manifest stores it: repository-relative paths, no machine details."""
-    return {"problems": data.display_path(config.problems),
-            "rollouts": data.display_path(config.rollouts),
-            "out": data.display_path(config.out) if config.out is not None else None}
-
-
-def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _escaped(text: str, limit: int = 72) -> str:
-    """A completion as one visible line: JSON escapes show newlines, NBSP, U+2212 and friends."""
-    shown = json.dumps(text, ensure_ascii=True)
-    return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text)} characters)"
-
-
-def reproduce_command(config: EvalConfig) -> str:
-    """The exact `course eval` command that measures `config` again."""
-    record = _config_record(config)
-    out = record["out"] or "runs/run_00X"
-    return (f"course eval --problems {shlex.quote(record['problems'])} "
-            f"--rollouts {shlex.quote(record['rollouts'])} "
-            f"--note {shlex.quote(config.note.strip())} --out {shlex.quote(out)}")
-
-
-def render_readme(config: EvalConfig, summary: Mapping[str, Any]) -> str:
-    """The run explained in plain words: what was measured, the numbers, the evidence."""
-    record = _config_record(config)
-    lo, hi = summary["pass_rate_ci95"]
-    lines = [
-        f"# Loop A evaluation: {config.note.strip()}",
-        "",
-        f"Every completion in `{record['rollouts']}` was scored by the strict verifier "
-        f"(`{summary['scorer_version']}`) against its problem in `{record['problems']}`. "
-        "Nothing was sampled, selected or learned: this run is measurement only (Loop A).",
-        "",
-        "## Headline",
-        "",
-        f"- {summary['n']} completions, {summary['passes']} pass.",
-        f"- Pass rate {_percent(summary['pass_rate'])} "
-        f"(95% Wilson interval {_percent(lo)} to {_percent(hi)}).",
-        f"- Mean reward {summary['mean_reward']:.4f} (rewards are 0 or 1, so it equals the pass "
-        "rate).",
-    ]
-    if summary["n"] < NOISE_MIN_EXAMPLES:
-        lines.append(f"- Noise Rule: with fewer than {NOISE_MIN_EXAMPLES} examples, a later run "
-                     f"that moves the pass rate by less than {NOISE_MIN_POINTS} points is not "
-                     "distinguishable from noise.")
-    lines += [
-        "",
-        "## Failures by cause",
-        "",
-        "| code | count | share of all | what it means |",
-        "|---|---:|---:|---|",
-    ]
-    lines += [f"| `{row['code']}` | {row['count']} | {_percent(row['share'])} | "
-              f"{CODES.get(row['code'], '(not a strict-v1 code)')} |"
-              for row in summary["failure_modes"]]
-    lines += [f"| **all failures** | {summary['n'] - summary['passes']} | "
-              f"{_percent(1 - summary['pass_rate'])} | |", ""]
-    for side, title in (("passing", "Passing examples (first in dataset order)"),
-                        ("failing", "Failing examples (one per cause first)")):
-        lines += [f"## {title}", "", "```text"]
-        lines += [f"{row['id']:<12} {row['code']:<22} {_escaped(row['completion'])}"
-                  for row in summary["inspection"][side]] or ["(none)"]
-        lines += ["```", ""]
-    lines += [
-        "## Files",
-        "",
-        "- `results.jsonl`: one line per example with the raw completion, reward and the "
-        "scorer's full details.",
-        "- `summary.json`: the numbers above, machine-readable.",
-        "- `manifest.json`: scorer version, input files with sha256, prompt version, sampling.",
-        "",
-        "## Reproduce",
-        "",
-        "```sh",
-        reproduce_command(config),
-        "```",
-        "",
-        "`course eval` never overwrites a run folder: measure again into a new folder, then "
-        "`course compare` the two. A canonical run under `runs/` is checked byte for byte by "
-        "`course runs verify`.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-# -- 5. comparing two runs: the Locked Room Rule ----------------------------------------------
+# -- 4. comparing two runs: the Locked Room Rule ----------------------------------------------
 
 LOCKED_ROOM = ("dataset (problems sha256)", "scorer_version", "prompt_version", "sampling")
 """What must be identical before two pass rates may be compared."""
@@ -324,12 +203,12 @@ LOCKED_ROOM = ("dataset (problems sha256)", "scorer_version", "prompt_version", 
 def _locked_room(manifest: Mapping[str, Any], where: Path) -> dict[str, Any]:
     """The locked-room fields of an eval run's manifest."""
     if manifest.get("kind") != "eval":
-        raise runs.RunError(f"{data.display_path(where)} is a {manifest.get('kind')!r} run: "
+        raise runs.RunError(f"{display_path(where)} is a {manifest.get('kind')!r} run: "
                             "only Loop A evaluation runs (kind 'eval') can be compared")
     try:
         dataset = manifest["inputs"]["problems"]["sha256"]
     except (KeyError, TypeError):
-        raise runs.RunError(f"{data.display_path(where)}/manifest.json does not record the "
+        raise runs.RunError(f"{display_path(where)}/manifest.json does not record the "
                             "problems file's sha256") from None
     return dict(zip(LOCKED_ROOM, (dataset, manifest.get("scorer_version"),
                                   manifest.get("prompt_version"), manifest.get("sampling")),
@@ -417,12 +296,12 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
                    for field in LOCKED_ROOM if room_a[field] != room_b[field]]
     if differences:
         raise runs.RunError(
-            f"refusing to compare {data.display_path(run_a)} with {data.display_path(run_b)}: "
+            f"refusing to compare {display_path(run_a)} with {display_path(run_b)}: "
             "the Locked Room Rule needs the same dataset, scorer, prompt and sampling, but "
             + "; ".join(differences))
     outcomes_a, outcomes_b = _outcomes(run_a), _outcomes(run_b)
     if outcomes_a.keys() != outcomes_b.keys():
-        raise runs.RunError(f"{data.display_path(run_a)} and {data.display_path(run_b)} "
+        raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} "
                             "record the same dataset but score different example ids")
     pairs = [(outcomes_a[i], outcomes_b[i]) for i in outcomes_a]
     table = Counter(pairs)
@@ -431,8 +310,8 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
     n, passes_a, passes_b = len(pairs), both + only_a, both + only_b
     interval = paired_difference_interval(both, only_a, only_b, neither)
     return {
-        "run_a": data.display_path(run_a),
-        "run_b": data.display_path(run_b),
+        "run_a": display_path(run_a),
+        "run_b": display_path(run_b),
         "n": n,
         "passes_a": passes_a,
         "passes_b": passes_b,
@@ -448,52 +327,3 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
     }
 
 
-# -- command line: course eval, course compare ------------------------------------------------
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "eval", help="Loop A: score frozen rollouts and save a run folder",
-        description="Score one rollout per problem with the strict verifier and write "
-                    "results.jsonl, summary.json, manifest.json and README.md to --out.")
-    parser.add_argument("--problems", type=Path, required=True, help="problems JSONL file")
-    parser.add_argument("--rollouts", type=Path, required=True, help="rollouts JSONL file")
-    runs.add_output_arguments(parser, required=True)
-    parser.set_defaults(func=_eval_main)
-
-    parser = subparsers.add_parser(
-        "compare", help="compare two eval runs under the Locked Room Rule",
-        description="Compare the pass rates of two Loop A runs of the same dataset, scorer, "
-                    "prompt and sampling; refuse when any of them differs.")
-    parser.add_argument("run_a", type=Path, metavar="RUN_A", help="the baseline run folder")
-    parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the changed run folder")
-    parser.set_defaults(func=_compare_main)
-
-
-def _eval_main(args: Any) -> int:
-    runs.check_output_arguments(args)  # fail before the work, not after it
-    config = EvalConfig(problems=args.problems, rollouts=args.rollouts, note=args.note,
-                        out=args.out)
-    files = build_run(config)
-    path = runs.write_run(config.out, files)
-    summary = json.loads(files["summary.json"])
-    lo, hi = summary["pass_rate_ci95"]
-    print(f"wrote {data.display_path(path)}: {summary['passes']}/{summary['n']} pass, "
-          f"pass rate {_percent(summary['pass_rate'])} (95% CI {_percent(lo)} to {_percent(hi)})")
-    return 0
-
-
-def _compare_main(args: Any) -> int:
-    report = compare_runs(args.run_a, args.run_b)
-    for side in ("a", "b"):
-        lo, hi = report[f"pass_rate_{side}_ci95"]
-        print(f"run {side.upper()}: {report[f'run_{side}']}: {report[f'passes_{side}']}"
-              f"/{report['n']} pass, {_percent(report[f'pass_rate_{side}'])} "
-              f"(95% CI {_percent(lo)} to {_percent(hi)})")
-    lo, hi = report["difference_ci95"]
-    print(f"change B - A: {100 * report['difference']:+.1f} points "
-          f"(95% CI {100 * lo:+.1f} to {100 * hi:+.1f}; {report['interval_method']})")
-    flips = report["flips"]
-    print(f"flips: {flips['fail_to_pass']} fail->pass, {flips['pass_to_fail']} pass->fail, "
-          f"{report['n'] - flips['fail_to_pass'] - flips['pass_to_fail']} unchanged")
-    print(f"verdict: {report['verdict']} (N={report['n']})")
-    return 0

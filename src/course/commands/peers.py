@@ -1,0 +1,43 @@
+"""`course peers`: our verifier beside other projects' answer-checking rules, on the same
+completions; `--try TEXT` scores one completion of your own with every rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from course.commands.options import add_case_arguments, check_output_arguments
+from course.paths import display_path
+from course.peers import ComparisonConfig, load_cases, score_cases, try_completion, usable_rules
+from course.reports.peers import build_run, format_disagreements, reward_text
+from course.runs import write_run
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "peers", help="compare our verifier with other projects' answer-checking rules",
+        description="Score the golden exploits, the golden-correct set and the near misses "
+        "with our strict scorer, the hackable rubrics and four peer rules (lm-evaluation-"
+        "harness GSM8K strict and flexible, DeepSeek-R1-Zero style, math-verify); print where "
+        "they disagree with our spec, and save the run with --out. With --try, score one "
+        "completion of your own with every rule instead.")
+    add_case_arguments(parser, "rule")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: Any) -> int:
+    if args.attempt is not None:
+        print(f"{args.attempt!r} against expected {args.expected}")
+        for found in try_completion(args.attempt, args.expected):
+            print(f"  {found['rule']:<18}reward {reward_text(found['reward']):<3}"
+                  f"{found['code']:<16}extracted {found['extracted']!r}")
+        return 0
+    check_output_arguments(args)
+    config = ComparisonConfig(exploits=args.exploits, correct=args.correct)
+    rules, unavailable = usable_rules(config.rules)
+    rows = score_cases(load_cases(config.exploits, config.correct), rules)
+    print(format_disagreements(rows, rules))
+    for name in unavailable:
+        print(f"({name} skipped: math-verify is not installed)")
+    if args.out is not None:
+        print(f"saved {display_path(write_run(args.out, build_run(config, args.note)))}")
+    return 0

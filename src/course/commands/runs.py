@@ -1,0 +1,55 @@
+"""`course runs list | verify | regenerate`: the canonical runs, and the proof that each one
+can be rebuilt from code and data to the same bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from course.paths import RUNS_DIR, display_path
+from course.reports.canonical import CANONICAL, regenerate, verify
+from course.runs import read_json
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "runs", help="list, verify or regenerate the canonical run folders",
+        description="The canonical runs under runs/ are rebuilt from code and data and must "
+                    "match the committed bytes exactly.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("list", help="list the canonical runs").set_defaults(func=_list_main)
+    check = actions.add_parser("verify", help="rebuild runs in memory and compare bytes")
+    check.add_argument("names", nargs="*", metavar="NAME", help="runs to verify (default: all)")
+    check.set_defaults(func=_verify_main)
+    rebuild = actions.add_parser("regenerate", help="rewrite one canonical run folder")
+    rebuild.add_argument("name", metavar="NAME", help="for example run_001")
+    rebuild.add_argument("--force", action="store_true", help="replace an existing folder")
+    rebuild.set_defaults(func=_regenerate_main)
+
+
+def _list_main(args: Any) -> int:
+    for name in CANONICAL:
+        folder = RUNS_DIR / name
+        if folder.is_dir():
+            manifest = read_json(folder, "manifest.json")
+            print(f"{name}  {manifest.get('kind', '?'):<10} {manifest.get('note', '')}")
+        else:
+            print(f"{name}  (missing: course runs regenerate {name})")
+    return 0
+
+
+def _verify_main(args: Any) -> int:
+    failed = False
+    for name, differences in verify(args.names).items():
+        if differences:
+            failed = True
+            for difference in differences:
+                print(f"{name}: {difference}")
+        else:
+            print(f"{name}: ok (byte-identical)")
+    return 1 if failed else 0
+
+
+def _regenerate_main(args: Any) -> int:
+    path = regenerate(args.name, force=args.force)
+    print(f"wrote {display_path(path)}")
+    return 0

@@ -1,0 +1,215 @@
+"""The bandit run (`runs/run_003`): one learner's story, the baseline ablation, two plots.
+
+`build_run` trains one learner with `course.bandit.train`, runs the baseline ablation
+(`course.bandit.ablation`) on the same random stream, and returns the run folder's files:
+the slow-motion and fast log, the learning curve, the ablation plot, `summary.json`,
+`manifest.json` and a README that reads the numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from course.bandit import (
+    BanditConfig,
+    Step,
+    ablation,
+    expected_reward,
+    fast_log,
+    slow_motion_log,
+    train,
+)
+from course.formatting import rounded
+from course.jsonfiles import json_bytes
+from course.reports.png import figure_png
+from course.runs import RunFiles, manifest
+
+SLOW_MOTION_STEPS = 10
+"""How many steps the run's log tells in slow motion before switching to the fast log."""
+
+FAST_LOG_EVERY = 25
+P_BEST_TARGET = 0.9
+CHECKPOINTS = (10, 50, 100, 300)
+
+
+def _first_step_above(p_best: np.ndarray, target: float) -> int | None:
+    above = np.flatnonzero(p_best > target)
+    return int(above[0]) if above.size else None
+
+
+def summarise(config: BanditConfig, history: list[Step],
+              results: dict[str, dict[str, np.ndarray]]) -> dict[str, Any]:
+    """The numbers the lesson quotes: the single run and the ablation, rounded to 4 digits."""
+    reward_probs = np.asarray(config.reward_probs)
+    p_best = np.array([history[0].probs[config.best_action]]
+                      + [s.new_probs[config.best_action] for s in history])
+    rewards = np.concatenate([s.rewards for s in history])
+    train_summary = {
+        "baseline": config.baseline,
+        "steps": config.steps,
+        "expected_reward_start": rounded(expected_reward(history[0].theta, reward_probs)),
+        "expected_reward_final": rounded(expected_reward(history[-1].new_theta, reward_probs)),
+        "mean_sampled_reward": rounded(rewards.mean()),
+        "p_best_final": rounded(p_best[-1]),
+        "first_step_p_best_above_0.9": _first_step_above(p_best, P_BEST_TARGET),
+        "final_probs": {name: rounded(p) for name, p in zip(config.actions, history[-1].new_probs,
+                                                      strict=True)},
+    }
+    methods = {}
+    for method, result in results.items():
+        curve = result["p_best"].mean(axis=1)
+        final = result["p_best"][-1]
+        methods[method] = {
+            "gradient_variance": rounded(result["variance"].mean(), 5),
+            "gradient_variance_first_50_steps": rounded(result["variance"][:50].mean(), 5),
+            "mean_p_best_at_step": {str(t): rounded(curve[t]) for t in CHECKPOINTS
+                                    if t <= config.steps},
+            "p_best_final_p10": rounded(np.quantile(final, 0.1)),
+            "share_final_p_best_below_0.5": rounded((final < 0.5).mean()),
+        }
+    none_variance = results["none"]["variance"].mean()
+    for method in methods:
+        methods[method]["variance_vs_none"] = rounded(results[method]["variance"].mean()
+                                                 / none_variance, 3)
+    return {
+        "kind": "bandit",
+        "actions": [{"index": i, "style": name, "reward_prob": p} for i, (name, p)
+                    in enumerate(zip(config.actions, config.reward_probs, strict=True))],
+        "best_action": config.best_action,
+        "train": train_summary,
+        "ablation": {"learners": config.ablation_learners,
+                     "batch_size": config.ablation_batch_size,
+                     "lr": config.lr, "steps": config.steps, "methods": methods},
+    }
+
+
+def learning_curve_png(config: BanditConfig, history: list[Step]) -> bytes:
+    import matplotlib.pyplot as plt
+
+    probs = np.stack([history[0].probs] + [s.new_probs for s in history])
+    j = probs @ np.asarray(config.reward_probs)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for a, name in enumerate(config.actions):
+        ax.plot(probs[:, a], label=f"π({a}): {name} (r̄={config.reward_probs[a]})")
+    ax.plot(j, "k--", label="J(θ) = expected reward")
+    ax.set(xlabel="update step", ylabel="probability / expected reward", ylim=(0, 1),
+           title=f"One learner, baseline = {config.baseline}, lr = {config.lr}")
+    ax.legend(fontsize=7, loc="center right")
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def ablation_png(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for method, result in results.items():
+        p_best = result["p_best"]
+        steps = np.arange(p_best.shape[0])
+        line, = left.plot(steps, p_best.mean(axis=1), label=f"baseline: {method}")
+        left.fill_between(steps, np.quantile(p_best, 0.1, axis=1),
+                          np.quantile(p_best, 0.9, axis=1), color=line.get_color(), alpha=0.15)
+        right.plot(np.arange(1, steps.size), result["variance"], color=line.get_color(),
+                   label=f"{method}: mean {result['variance'].mean():.4f}")
+    left.set(xlabel="update step", ylabel="P(best action)", ylim=(0, 1),
+             title=f"Mean over {config.ablation_learners} learners (band: 10th-90th pct)")
+    right.set(xlabel="update step", ylabel="E‖ĝ - E[ĝ]‖²", yscale="log",
+              title=f"Gradient noise (batch of {config.ablation_batch_size})")
+    left.legend(fontsize=8, loc="lower right")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def render_readme(config: BanditConfig, summary: dict[str, Any]) -> str:
+    train_s, abl = summary["train"], summary["ablation"]
+    rows = "\n".join(
+        f"| {m} | {s['gradient_variance']:.5f} | {s['variance_vs_none']:.3f} | "
+        f"{s['mean_p_best_at_step'].get('50', float('nan')):.3f} | "
+        f"{s['mean_p_best_at_step'].get(str(config.steps), float('nan')):.3f} | "
+        f"{s['share_final_p_best_below_0.5']:.3f} |"
+        for m, s in abl["methods"].items())
+    header = (f"| baseline | gradient noise | vs none | mean P(best) at step 50 | "
+              f"at step {config.steps} | share stuck (P(best) < 0.5) |")
+    stuck_none = abl["methods"]["none"]["share_final_p_best_below_0.5"]
+    first = train_s["first_step_p_best_above_0.9"]
+    reached = (f"first rises above 0.9 at step {first}" if first is not None
+               else "never rises above 0.9")
+    return f"""# Bandit: REINFORCE in slow motion (Loop C)
+
+One learner picks one of {config.k} completion styles, the verifier pays 1 with a fixed
+chance per style, and REINFORCE moves the logits: `θ += lr × (r − b) × (onehot(a) − π)`.
+Best style: `{config.actions[config.best_action]}` (r̄ = {config.reward_probs[config.best_action]}).
+
+## Files
+
+- `bandit_train_log.txt`: the first {SLOW_MOTION_STEPS} steps told in slow motion (θ, π, the
+  sampled action, reward, baseline, advantage and its sign, the update, the new π), then a
+  one-line summary every {FAST_LOG_EVERY} steps.
+- `learning_curve.png`: every action's probability and the expected reward over the run.
+- `bandit_ablation.png`: baseline none vs running mean vs batch mean, {abl['learners']}
+  learners each; left P(best) with a 10th–90th percentile band, right gradient noise per step.
+- `summary.json`: the numbers below; `manifest.json`: the config and seed that produced them.
+
+## The single run (baseline = {train_s['baseline']}, lr = {config.lr}, batch of {config.batch_size})
+
+Expected reward J(θ) goes from {train_s['expected_reward_start']:.3f} (uniform policy) to
+{train_s['expected_reward_final']:.3f} after {train_s['steps']} steps; P(best) ends at
+{train_s['p_best_final']:.3f} and {reached}.
+
+## The ablation ({abl['learners']} learners × {abl['steps']} steps, batch of {abl['batch_size']})
+
+Gradient noise is E‖ĝ − E[ĝ | θ]‖², with E[ĝ | θ] computed exactly, averaged over steps and
+learners.
+
+{header}
+| --- | --- | --- | --- | --- | --- |
+{rows}
+
+A baseline does not change where the updates point on average (the expected update is the
+same for any fixed b); it removes the part of the reward that every action gets anyway. Here
+most styles usually succeed, so a bare r = 1 says little, and without a baseline every success
+pushes its own action up, a mediocre style's frequent successes included: that is how
+{stuck_none:.1%} of the no-baseline learners ended stuck on a worse style. The batch mean
+also shrinks the average step by (1 − 1/B), because each reward sits inside its own baseline.
+
+## Toy tax
+
+This learns in a few hundred steps because there are {config.k} actions and the reward is a
+clean coin flip. A language model chooses among an enormous number of token sequences and
+its reward can be sparse, noisy or brittle. Read these curves as a microscope on the
+mechanism, not as a promise about how fast real post-training improves.
+
+Watch it live: `course bandit --slow-motion` (the story) or `course bandit --log-every-step`.
+Reproduce: `course runs regenerate run_003`; a new run: `course bandit --out DIR --note "..."`.
+"""
+
+
+def build_run(config: BanditConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Train one learner, run the ablation, and return the run folder's files.
+
+    The run's one random generator is created here from `config.seed`: the single learner
+    draws first (so its log matches `course bandit --seed S`), then the ablation continues
+    the same stream.
+    """
+    rng = np.random.default_rng(config.seed)
+    history = train(config, rng)
+    results = ablation(config, rng)
+    summary = summarise(config, history, results)
+    log = "\n".join([
+        slow_motion_log(history[:SLOW_MOTION_STEPS], config),
+        f"Fast mode: one line every {FAST_LOG_EVERY} steps (P(best) and J after the update).",
+        fast_log(history, config, FAST_LOG_EVERY), ""])
+    run_manifest = manifest(kind="bandit", note=note, config=asdict(config), seed=config.seed,
+                            record_git=record_git)
+    return {
+        "README.md": render_readme(config, summary).encode("utf-8"),
+        "bandit_ablation.png": ablation_png(config, results),
+        "bandit_train_log.txt": log.encode("utf-8"),
+        "learning_curve.png": learning_curve_png(config, history),
+        "manifest.json": json_bytes(run_manifest),
+        "summary.json": json_bytes(summary),
+    }

@@ -1,0 +1,121 @@
+"""Canonical runs: the run folders committed with the course, and the check that they are real.
+
+Every number a lesson quotes comes from a folder `runs/run_00N/`. A folder is only evidence if
+anyone can rebuild it from the code and the data and get the same bytes. So each canonical run
+is registered here as a zero-argument function that returns its files (`RunFiles`), built with
+`record_git=False` (a committed file cannot name the commit that contains it):
+
+- `course runs list` shows the registry and whether each folder is present;
+- `verify` (`course runs verify [NAME...]`) rebuilds each run in memory and compares it byte
+  for byte with the committed folder, listing every difference;
+- `regenerate` (`course runs regenerate NAME [--force]`) rewrites a folder after a deliberate
+  change. The new
+  folder is written whole beside the old one and only then swapped in, so an interruption
+  leaves either the old run or the new one, never a mixture or nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from course import runs
+from course.bandit import BanditConfig
+from course.evaluation import EvalConfig
+from course.goodhart import GoodhartConfig
+from course.kl import KLConfig
+from course.mdp import MDPConfig
+from course.paths import DATA_DIR, RUNS_DIR, display_path
+from course.peers import ComparisonConfig
+from course.reports import bandit, evaluation, goodhart, kl, mdp, peers, rubrics, selection
+from course.rubrics import MatrixConfig
+from course.selection import SelectionConfig
+
+CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
+    "run_001": lambda: evaluation.build_run(EvalConfig(
+        problems=DATA_DIR / "problems" / "dev.jsonl",
+        rollouts=DATA_DIR / "rollouts" / "frozen_v1.jsonl",
+        out=RUNS_DIR / "run_001"),
+        "Baseline: the strict-v1 scorer on the frozen v1 rollouts of the dev split.",
+        record_git=False),
+    "run_002": lambda: selection.build_run(SelectionConfig(), (
+        "Loop B selection: Best-of-N, pass@k and two controls on the frozen N=8 pack."),
+        record_git=False),
+    "run_003": lambda: bandit.build_run(BanditConfig(), (
+        "Loop C bandit: REINFORCE with a running-mean baseline, plus the baseline ablation."),
+        record_git=False),
+    "run_004": lambda: mdp.build_run(MDPConfig(), (
+        "Loop C two-step MDP: REINFORCE where the end reward credits both decisions."),
+        record_git=False),
+    "run_005": lambda: kl.build_run(KLConfig(), (
+        "Loop C KL tradeoff: the exact KL-regularised optimum over a sweep of beta."),
+        record_git=False),
+    "run_006": lambda: rubrics.build_run(MatrixConfig(), (
+        "Red team: the golden exploits and golden-correct set under strict and five weak "
+        "rubrics."), record_git=False),
+    "run_007": lambda: peers.build_run(ComparisonConfig(), (
+        "Verifier comparison: our strict scorer, the hackable rubrics and four peer rules "
+        "from other projects on the golden sets and near misses."), record_git=False),
+    "run_008": lambda: goodhart.build_run(GoodhartConfig(), (
+        "Goodhart toy: REINFORCE on the answer_anywhere proxy, the strict scorer only measured."),
+        record_git=False),
+}
+"""Run name -> function that rebuilds that run's files, deterministically. Every builder has
+the same contract: `build_run(config, note, *, record_git=True)`."""
+
+
+def _builder(name: str) -> Callable[[], runs.RunFiles]:
+    if name not in CANONICAL:
+        raise runs.RunError(f"{name!r} is not a canonical run; known: {', '.join(CANONICAL)}")
+    return CANONICAL[name]
+
+
+def verify(names: Iterable[str] | None = None,
+           root: Path = RUNS_DIR) -> dict[str, list[str]]:
+    """Rebuild each named run (all by default) and diff it against `root / name`.
+
+    Returns name -> list of differences (empty when the committed folder is byte-identical).
+    """
+    report = {}
+    for name in names or CANONICAL:
+        rebuilt = _builder(name)()
+        folder = root / name
+        if not folder.is_dir():
+            report[name] = [f"{display_path(folder)} is missing "
+                            f"(create it with `course runs regenerate {name}`)"]
+        else:
+            report[name] = runs.diff_files(runs.read_files(folder), rebuilt)
+    return report
+
+
+def regenerate(name: str, root: Path = RUNS_DIR, force: bool = False) -> Path:
+    """Rebuild the run `name` and write it to `root / name`, replacing it only with `force`.
+
+    Swap: write the new folder completely inside a hidden scratch folder (`runs.write_run`),
+    move the old folder into the scratch folder, move the new one into place; if that last move
+    fails, the old folder is moved back. The scratch folder is removed at the end either way.
+    """
+    target = root / name
+    if target.exists() and not force:
+        raise runs.RunError(f"{display_path(target)} already exists; pass --force to rebuild it "
+                            "(then review the diff before committing)")
+    files = _builder(name)()
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=root))
+    previous = scratch / "previous"
+    try:
+        fresh = runs.write_run(scratch / name, files)
+        if target.exists():
+            os.rename(target, previous)
+        try:
+            os.rename(fresh, target)
+        except BaseException:
+            if previous.exists():
+                os.rename(previous, target)
+            raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target

@@ -1,0 +1,132 @@
+"""The Loop A run (`runs/run_001` and every `course eval`): results, summary, manifest, README.
+
+`build_run` loads the problems and the frozen rollouts, scores them with
+`course.evaluation.evaluate`, summarises them, and returns the run's files. The manifest takes
+its prompt version and sampling settings from the rollouts' provenance, so that
+`course compare` can check later that two runs were measured in the same locked room.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from course import data
+from course.evaluation import NOISE_MIN_EXAMPLES, NOISE_MIN_POINTS, EvalConfig, evaluate, summarise
+from course.formatting import percent
+from course.jsonfiles import json_bytes, jsonl_bytes
+from course.paths import display_path
+from course.runs import RunFiles, manifest
+from course.scorer import CODES
+
+
+def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Evaluate `config` and return the run folder's files: results, summary, manifest, README.
+
+    Scoring is deterministic, so the manifest's seed is None; prompt version and sampling
+    settings come from the rollouts' provenance (`data.provenance`), so a later comparison can
+    check that both runs were made in the same locked room.
+    """
+    problems = data.load_problems(config.problems)
+    rollouts = data.load_rollouts(config.rollouts)
+    results = evaluate(problems, rollouts, config.rollouts)
+    summary = summarise(results)
+    origin = data.provenance(config.rollouts)
+    run_manifest = manifest(
+        kind="eval", note=note, config=_config_record(config),
+        inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
+        prompt_version=origin["prompt_version"], sampling=origin["sampling"],
+        record_git=record_git)
+    return {
+        "README.md": render_readme(config, note, summary).encode("utf-8"),
+        "manifest.json": json_bytes(run_manifest),
+        "results.jsonl": jsonl_bytes(results),
+        "summary.json": json_bytes(summary),
+    }
+
+
+def _config_record(config: EvalConfig) -> dict[str, Any]:
+    """The config as the manifest stores it: repository-relative paths, no machine details."""
+    return {"problems": display_path(config.problems),
+            "rollouts": display_path(config.rollouts),
+            "out": display_path(config.out) if config.out is not None else None}
+
+
+def _escaped(text: str, limit: int = 72) -> str:
+    """A completion as one visible line: JSON escapes show newlines, NBSP, U+2212 and friends."""
+    shown = json.dumps(text, ensure_ascii=True)
+    return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text)} characters)"
+
+
+def reproduce_command(config: EvalConfig, note: str) -> str:
+    """The exact `course eval` command that measures `config` again."""
+    record = _config_record(config)
+    out = record["out"] or "runs/run_00X"
+    return (f"course eval --problems {shlex.quote(record['problems'])} "
+            f"--rollouts {shlex.quote(record['rollouts'])} "
+            f"--note {shlex.quote(note.strip())} --out {shlex.quote(out)}")
+
+
+def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> str:
+    """The run explained in plain words: what was measured, the numbers, the evidence."""
+    record = _config_record(config)
+    lo, hi = summary["pass_rate_ci95"]
+    lines = [
+        f"# Loop A evaluation: {note.strip()}",
+        "",
+        f"Every completion in `{record['rollouts']}` was scored by the strict verifier "
+        f"(`{summary['scorer_version']}`) against its problem in `{record['problems']}`. "
+        "Nothing was sampled, selected or learned: this run is measurement only (Loop A).",
+        "",
+        "## Headline",
+        "",
+        f"- {summary['n']} completions, {summary['passes']} pass.",
+        f"- Pass rate {percent(summary['pass_rate'])} "
+        f"(95% Wilson interval {percent(lo)} to {percent(hi)}).",
+        f"- Mean reward {summary['mean_reward']:.4f} (rewards are 0 or 1, so it equals the pass "
+        "rate).",
+    ]
+    if summary["n"] < NOISE_MIN_EXAMPLES:
+        lines.append(f"- Noise Rule: with fewer than {NOISE_MIN_EXAMPLES} examples, a later run "
+                     f"that moves the pass rate by less than {NOISE_MIN_POINTS} points is not "
+                     "distinguishable from noise.")
+    lines += [
+        "",
+        "## Failures by cause",
+        "",
+        "| code | count | share of all | what it means |",
+        "|---|---:|---:|---|",
+    ]
+    lines += [f"| `{row['code']}` | {row['count']} | {percent(row['share'])} | "
+              f"{CODES.get(row['code'], '(not a strict-v1 code)')} |"
+              for row in summary["failure_modes"]]
+    lines += [f"| **all failures** | {summary['n'] - summary['passes']} | "
+              f"{percent(1 - summary['pass_rate'])} | |", ""]
+    for side, title in (("passing", "Passing examples (first in dataset order)"),
+                        ("failing", "Failing examples (one per cause first)")):
+        lines += [f"## {title}", "", "```text"]
+        lines += [f"{row['id']:<12} {row['code']:<22} {_escaped(row['completion'])}"
+                  for row in summary["inspection"][side]] or ["(none)"]
+        lines += ["```", ""]
+    lines += [
+        "## Files",
+        "",
+        "- `results.jsonl`: one line per example with the raw completion, reward and the "
+        "scorer's full details.",
+        "- `summary.json`: the numbers above, machine-readable.",
+        "- `manifest.json`: scorer version, input files with sha256, prompt version, sampling.",
+        "",
+        "## Reproduce",
+        "",
+        "```sh",
+        reproduce_command(config, note),
+        "```",
+        "",
+        "`course eval` never overwrites a run folder: measure again into a new folder, then "
+        "`course compare` the two. A canonical run under `runs/` is checked byte for byte by "
+        "`course runs verify`.",
+        "",
+    ]
+    return "\n".join(lines)

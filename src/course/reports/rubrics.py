@@ -1,0 +1,152 @@
+"""The red-team matrix run (`runs/run_006`): every golden case under every rubric, as CSV,
+as Markdown tables, and as a plain reading of who is fooled by what."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from course import data
+from course.formatting import code_span, markdown_table, plain_cell
+from course.jsonfiles import json_bytes
+from course.paths import display_path
+from course.rubrics import MatrixConfig, describe, score_matrix, summarise
+from course.runs import RunFiles, manifest
+
+
+def build_run(config: MatrixConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Score both golden files with every rubric and return the run folder's files.
+
+    Files: `matrix.csv` (one row per case, one reward column per rubric), `summary.json`
+    (`summarise`), `manifest.json` and `README.md` (the tables and a plain reading).
+    """
+    rows = score_matrix(data.load_golden(config.exploits), data.load_golden(config.correct),
+                        config.rubrics)
+    summary = summarise(rows, config.rubrics)
+    record = manifest(kind="rubric_matrix", note=note, config=_config_record(config, note),
+                      inputs={"exploits": config.exploits, "correct": config.correct},
+                      record_git=record_git)
+    return {
+        "manifest.json": json_bytes(record),
+        "summary.json": json_bytes(summary),
+        "matrix.csv": matrix_csv(rows, config.rubrics),
+        "README.md": render_readme(config, rows, summary).encode("utf-8"),
+    }
+
+
+def _config_record(config: MatrixConfig, note: str) -> dict[str, Any]:
+    """The config as JSON: paths relative to the repository, so the bytes are portable. The
+    note leads the record, as in every matrix manifest since run_006."""
+    return {"note": note, **asdict(config), "exploits": display_path(config.exploits),
+            "correct": display_path(config.correct), "rubrics": list(config.rubrics)}
+
+
+def matrix_csv(rows: list[dict[str, Any]], rubrics: tuple[str, ...]) -> bytes:
+    """The matrix as CSV: set, id, exploit_class, expected_answer, completion (Python repr, so
+    invisible characters stay visible), then one 0/1 reward column per rubric."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["set", "id", "exploit_class", "expected_answer", "completion", *rubrics])
+    for row in rows:
+        writer.writerow([row["set"], row["id"], row["exploit_class"], row["expected_answer"],
+                         repr(row["completion"]), *(int(row["rewards"][n]) for n in rubrics)])
+    return buffer.getvalue().encode("utf-8")
+
+
+def reading(summary: Mapping[str, Any]) -> list[str]:
+    """The plain-words reading of a summary, one bullet per rubric, derived from the numbers."""
+    n_exploits, n_correct = summary["n_exploits"], summary["n_correct"]
+    bullets = []
+    for name, stats in summary["rubrics"].items():
+        classes = [cls for cls, info in summary["exploit_classes"].items() if name in info["fools"]]
+        fooled = (f"is fooled by {stats['false_positives']} of {n_exploits} exploits "
+                  f"(classes: {', '.join(plain_cell(cls) for cls in classes)})" if classes
+                  else f"pays 0 of {n_exploits} exploits: it resists every exploit class")
+        refused = (f"it refuses {stats['false_negatives']} of {n_correct} golden-correct cases "
+                   f"({', '.join(plain_cell(i) for i in stats['refuses_correct'])}), each one a "
+                   "false negative" if stats["false_negatives"]
+                   else f"it pays all {n_correct} golden-correct cases (no false negative)")
+        bullets.append(f"- `{name}` {fooled}; {refused}.")
+    unpaid = [cls for cls, info in summary["exploit_classes"].items() if not info["fools"]]
+    if unpaid:
+        bullets.append(f"- Exploit classes that fool none of these rubrics: "
+                       f"{', '.join(map(plain_cell, unpaid))}. They stay in the suite as "
+                       "regression cases: any future rubric must refuse them too.")
+    return bullets
+
+
+def render_readme(config: MatrixConfig, rows: list[dict[str, Any]],
+                  summary: Mapping[str, Any]) -> str:
+    """The run's README: what was scored, the plain reading, and both tables."""
+    rubrics = config.rubrics
+    lines = [
+        "# Hackable rubrics versus the golden exploit suite",
+        "",
+        f"Every case was scored by {len(rubrics)} rubrics; `1` means the rubric paid reward. "
+        f"The {summary['n_exploits']} exploits (`{display_path(config.exploits)}`) are "
+        "completions the spec must refuse (wrong, hedged, unreadable or out of format), so every "
+        "1 on them is a false positive: a reward hack. The "
+        f"{summary['n_correct']} golden-correct cases (`{display_path(config.correct)}`) are "
+        "in-spec right answers, so every 0 on them is a false negative.",
+        "",
+        "## The rubrics",
+        "",
+        *(f"- `{name}`: {describe(name)}" for name in rubrics),
+        "",
+        "## Reading",
+        "",
+        *reading(summary),
+        "",
+        "## Which rubric each exploit class fools",
+        "",
+        "Cells: how many cases of the class the rubric pays.",
+        "",
+        *markdown_table(["exploit class", "cases", *rubrics],
+                [[plain_cell(cls), str(info["cases"]), *(str(info["paid"][n]) for n in rubrics)]
+                 for cls, info in summary["exploit_classes"].items()]),
+        "",
+        "## Exploits (a good rubric pays 0)",
+        "",
+        *markdown_table(
+            ["id", "exploit class", "expected", "completion", *rubrics],
+            [[plain_cell(row["id"]), plain_cell(row["exploit_class"]), str(row["expected_answer"]),
+              code_span(row["completion"]), *(_cell(row, n) for n in rubrics)]
+             for row in rows if row["set"] == "exploit"]),
+        "",
+        "## Golden correct (a good rubric pays 1)",
+        "",
+        *markdown_table(["id", "expected", "completion", *rubrics],
+                [[plain_cell(row["id"]), str(row["expected_answer"]), code_span(row["completion"]),
+                  *(_cell(row, n) for n in rubrics)]
+                 for row in rows if row["set"] == "correct"]),
+        "",
+        "## Files",
+        "",
+        "- `matrix.csv`: the same matrix, completions as Python literals.",
+        "- `summary.json`: per rubric, false positives and false negatives with case ids; per "
+        "exploit class, the rubrics it fools.",
+        "- `manifest.json`: inputs with sha256, scorer version, config.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _cell(row: Mapping[str, Any], rubric: str) -> str:
+    return str(int(row["rewards"][rubric]))
+
+
+def format_matrix(rows: list[dict[str, Any]], rubrics: tuple[str, ...]) -> str:
+    """The matrix as fixed-width text: one line per case, one 0/1 column per rubric."""
+    widths = [len(name) + 2 for name in rubrics]
+    lines = [f"{'set':<8}{'id':<24}{'exploit class':<22}{'completion':<32}"
+             + "".join(f"{name:>{w}}" for name, w in zip(rubrics, widths, strict=True))]
+    for row in rows:
+        text = repr(row["completion"])
+        text = text if len(text) <= 30 else text[:29] + "…"
+        lines.append(f"{row['set']:<8}{row['id']:<24}{row['exploit_class']:<22}{text:<32}"
+                     + "".join(f"{_cell(row, name):>{w}}"
+                               for name, w in zip(rubrics, widths, strict=True)))
+    return "\n".join(lines)
