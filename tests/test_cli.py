@@ -123,3 +123,33 @@ def test_runs_verify_and_list_on_the_committed_runs(capsys):
 def test_runs_regenerate_refuses_an_existing_folder_without_force(capsys):
     code, _, err = run(capsys, "runs", "regenerate", "run_001")
     assert code == 2 and "runs/run_001 already exists; pass --force" in err
+
+
+# -- every expected error: one line on stderr, exit 2 ---------------------------------------------
+
+def _no_tokenizer(monkeypatch):
+    from course import tokens
+
+    def missing():
+        raise tokens.TokenizerError("token inspection needs tiktoken; install it with: X")
+    monkeypatch.setattr(tokens, "encoding", missing)
+
+
+@pytest.mark.parametrize(("argv", "prepare", "says"), [
+    (["eval", "--problems", "{tmp}/none.jsonl", "--rollouts", "{tmp}/none.jsonl",
+      "--note", "n", "--out", "{tmp}/run"], None, "none.jsonl: file not found"),
+    (["runs", "regenerate", "run_999"], None, "'run_999' is not a canonical run"),
+    (["tokens", "Final: 323"], _no_tokenizer, "install it with"),
+    (["bandit", "--lr", "-1"], None, "lr: must be > 0"),
+    (["score", "Final: 323"], None, "give a COMPLETION and --expected N"),
+    (["kl", "--out", "{tmp}/file/run", "--note", "n"], None, "/file"),
+], ids=["data", "run", "tokenizer", "usage", "usage-score", "filesystem"])
+def test_every_expected_error_is_one_line_on_stderr_with_exit_2(
+        argv, prepare, says, tmp_path, capsys, monkeypatch):
+    (tmp_path / "file").write_text("a regular file, not a folder")
+    if prepare:
+        prepare(monkeypatch)
+    code, _out, err = run(capsys, *(arg.format(tmp=tmp_path) for arg in argv))
+    assert code == 2
+    assert err.startswith(f"course {argv[0]}: error: ") and says in err
+    assert err.count("\n") == 1 and "Traceback" not in err
