@@ -14,8 +14,12 @@ Run:  .venv/bin/python benchmarks/bench_scorer.py
    Each step runs under a time budget (10x the target), so a runaway step is named, not waited
    for.
 
+4. Loop B at scale: one prompt's selection row (`prompt_row`: every pick and pass@k for every
+   k) for N = 1,600 and N = 20,000 scored samples; pass@k for all k is linear in N.
+
 Targets (PASS/FAIL lines at the end): score <= 2 us/call median; >= 100x faster than
-math-verify; every 1 MB input <= 10 ms; 100k rollouts evaluated and written <= 3 s.
+math-verify; every 1 MB input <= 10 ms; 100k rollouts evaluated and written <= 3 s; one
+selection row of 20,000 samples <= 1 s.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from course import data, evaluation, runs
+from course import data, evaluation, runs, selection
 from course.jsonfiles import jsonl_bytes
 from course.paths import DATA_DIR
 from course.reports import evaluation as report
@@ -44,6 +48,8 @@ TARGET_SCORE_US = 2.0
 TARGET_RATIO = 100.0
 TARGET_ADVERSARIAL_MS = 10.0
 TARGET_PIPELINE_S = 3.0
+TARGET_SELECTION_S = 1.0
+SELECTION_SIZES = (1_600, 20_000)
 BUDGET_FACTOR = 10
 """A pipeline step is stopped after 10x the whole pipeline's target."""
 
@@ -166,6 +172,19 @@ def pipeline(tmp: Path) -> tuple[float | None, dict[str, float | str | None]]:
     return total, stages
 
 
+def selection_row_seconds(n: int) -> float:
+    """Wall time of `prompt_row` for one prompt with n already-scored samples (1 in 8 right)."""
+    import numpy as np
+
+    problem = {"id": "p", "expected_answer": 323}
+    samples = [{"sample_id": f"s{i}", "completion": "Final: 323" if i % 8 == 0 else "Final: 7"}
+               for i in range(n)]
+    scored = selection.score_samples(problem, samples)
+    start = time.perf_counter()
+    selection.prompt_row(problem, scored, (1, 2, 4, 8, n), np.random.default_rng(0))
+    return time.perf_counter() - start
+
+
 def seconds(value: float | str | None, budget: float) -> str:
     if value is None:
         return f"STOPPED after {budget:.0f} s"
@@ -214,6 +233,12 @@ def main() -> int:
     for name, value in stages.items():
         print(f"  {name:<28} {seconds(value, budget)}")
 
+    print("\nLoop B, one prompt's selection row (every pick, pass@k for every k):")
+    selection_s = {}
+    for n in SELECTION_SIZES:
+        selection_s[n] = selection_row_seconds(n)
+        print(f"  N = {n:>6,} samples   {selection_s[n]:.3f} s")
+
     checks = [
         (f"score median <= {TARGET_SCORE_US} us/call", score_ns / 1000 <= TARGET_SCORE_US,
          f"{score_ns / 1000:.3f} us"),
@@ -224,6 +249,9 @@ def main() -> int:
          f"worst {worst:.2f} ms"),
         (f"{SCALE:,} rollouts evaluated + written <= {TARGET_PIPELINE_S} s",
          total is not None and total <= TARGET_PIPELINE_S, seconds(total, budget)),
+        (f"selection row of {SELECTION_SIZES[-1]:,} samples <= {TARGET_SELECTION_S} s",
+         selection_s[SELECTION_SIZES[-1]] <= TARGET_SELECTION_S,
+         f"{selection_s[SELECTION_SIZES[-1]]:.3f} s"),
     ]
     print()
     for label, ok, value in checks:

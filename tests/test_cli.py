@@ -140,7 +140,7 @@ def _no_tokenizer(monkeypatch):
       "--note", "n", "--out", "{tmp}/run"], None, "none.jsonl: file not found"),
     (["runs", "regenerate", "run_999"], None, "'run_999' is not a canonical run"),
     (["tokens", "Final: 323"], _no_tokenizer, "install it with"),
-    (["bandit", "--lr", "-1"], None, "lr: must be > 0"),
+    (["bandit", "--lr", "-1"], None, "lr: must be a finite number > 0"),
     (["score", "Final: 323"], None, "give a COMPLETION and --expected N"),
     (["kl", "--out", "{tmp}/file/run", "--note", "n"], None, "/file"),
 ], ids=["data", "run", "tokenizer", "usage", "usage-score", "filesystem"])

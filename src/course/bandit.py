@@ -28,6 +28,7 @@ log-probability gradient of the action that was actually sampled.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -91,8 +92,8 @@ class BanditConfig:
                             f"{len(self.reward_probs)} reward probabilities")
         if not all(0.0 <= p <= 1.0 for p in self.reward_probs):
             problems.append(f"reward_probs: each must be in [0, 1], got {self.reward_probs}")
-        if not self.lr > 0:
-            problems.append(f"lr: must be > 0, got {self.lr}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            problems.append(f"lr: must be a finite number > 0, got {self.lr}")
         if self.steps < 1:
             problems.append(f"steps: must be >= 1, got {self.steps}")
         if self.baseline not in BASELINES:

@@ -7,10 +7,12 @@ file, the line and the field, so a typo in a teacher's edit is found in seconds.
 Schemas (field: type):
 
 - problems (`data/problems/*.jsonl`): `id: str`, `prompt: str`, `expected_answer: int`
-- rollouts (`data/rollouts/*.jsonl`): `id: str` (a problem id), `completion: str`,
-  `policy_mode: str` (how the scripted stand-in policy produced it)
+- rollouts (`data/rollouts/*.jsonl`): `id: str` (a problem id), `completion: str`, and
+  optionally `policy_mode: str` (how the course's scripted stand-in policy produced it;
+  completions from a real model need only `id` and `completion`)
 - selection packs (`data/selection/*.jsonl`): `id: str`, `samples: list` of
-  `{sample_id: str, completion: str, policy_mode: str}`
+  `{sample_id: str, completion: str}` (sample ids unique within the prompt), each optionally
+  with `policy_mode: str`
 - golden sets (`data/golden/*.jsonl`): `id: str`, `expected_answer: int`, `completion: str`,
   `note: str`, and in the exploit suite `exploit_class: str` (one of `EXPLOIT_CLASSES`) and
   `expected_code: str` (the scorer code the exploit must get)
@@ -19,8 +21,10 @@ Schemas (field: type):
   `{cause: one of KATA_CAUSES, why: str, fix: str}`
 - provenance (`data/provenance.json`): how each file was made; read one entry with `provenance`
 
-Ids are unique within a file. Nothing here scores, samples or writes: data flows out of this
-module, never back in.
+Ids are unique within a file, a key appears once per object, and an `expected_answer` has at
+most `course.scorer.MAX_DIGITS` digits (a longer one could never be matched by an in-spec
+answer, so every correct completion would look like a failure). Nothing here scores, samples
+or writes: data flows out of this module, never back in.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from course.jsonfiles import jsonl_lines
 from course.paths import DATA_DIR, display_path, sha256_file
+from course.scorer import MAX_DIGITS
 
 Record = dict[str, Any]
 
@@ -45,49 +51,110 @@ class DataError(ValueError):
         super().__init__(f"{where}: {what}{problem}")
 
 
-def read_jsonl(path: Path | str) -> Iterator[tuple[int, Record]]:
-    """Yield `(line_number, object)` for each non-blank line; 1-based line numbers."""
-    path = Path(path)
+def _read_text(path: Path) -> str:
+    """The file's text, or a `DataError` that says why it cannot be read (missing, a folder,
+    no permission, not UTF-8: the line of the first bad byte is named)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, None, None, "is a folder, not a data file") from None
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(path, None, None, f"not valid UTF-8 ({err.reason})") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            problem = f"invalid JSON: {err.msg} (column {err.colno})"
-            raise DataError(path, number, None, problem) from None
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise DataError(path, line, None, f"not valid UTF-8 ({err.reason} at byte "
+                                          f"{err.start})") from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads` hook: a key given twice is an error, not "the last one wins"."""
+    record: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in record:
+            raise _DuplicateKey(key)
+        record[key] = value
+    return record
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def parse_json(text: str, path: Path, line: int | None) -> Any:
+    """One JSON value, or a `DataError` naming the file and line, for every way JSON text can
+    be refused: a syntax error, a key given twice, nesting too deep for the parser, or an
+    integer too long for Python to convert."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as err:
+        where = err.lineno if line is None else line
+        raise DataError(path, where, None, f"invalid JSON: {err.msg} (column {err.colno})"
+                        ) from None
+    except _DuplicateKey as err:
+        raise DataError(path, line, err.key, "given twice in one object") from None
+    except RecursionError:
+        raise DataError(path, line, None, "invalid JSON: nested too deeply") from None
+    except ValueError as err:  # Python refuses int() of over 4,300 digits
+        raise DataError(path, line, None, f"invalid JSON: {err}") from None
+
+
+def read_jsonl(path: Path | str) -> Iterator[tuple[int, Record]]:
+    """Yield `(line_number, object)` for each non-blank line; 1-based line numbers. Lines end
+    at `\\n` only (`course.jsonfiles.jsonl_lines`), so U+2028 inside a string is just text."""
+    path = Path(path)
+    for number, line in jsonl_lines(_read_text(path)):
+        record = parse_json(line, path, number)
         if not isinstance(record, dict):
             problem = f"expected a JSON object, got {type(record).__name__}"
             raise DataError(path, number, None, problem)
         yield number, record
 
 
+_ANSWER_LIMIT = 10**MAX_DIGITS  # an expected_answer must be below this in absolute value
+
+
 def _check_fields(path: Path, number: int, record: Mapping[str, Any],
-                  fields: Mapping[str, type]) -> None:
-    for field, kind in fields.items():
+                  fields: Mapping[str, type], optional: Mapping[str, type] | None = None) -> None:
+    """Every field of `fields` present with its type; those of `optional` typed if present."""
+    for field, kind in {**fields, **(optional or {})}.items():
         if field not in record:
-            raise DataError(path, number, field, "missing")
+            if field in fields:
+                raise DataError(path, number, field, "missing")
+            continue
         value = record[field]
         # bool is a subclass of int in Python; an answer of `true` is a data bug, not 1.
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise DataError(path, number, field, f"must be {kind.__name__}, got "
+                            f"{type(value).__name__} {_preview(value)}")
+        if field == "expected_answer" and isinstance(value, int) and abs(value) >= _ANSWER_LIMIT:
             raise DataError(path, number, field,
-                            f"must be {kind.__name__}, got {type(value).__name__} {value!r:.40}")
+                            f"has {len(str(abs(value)))} digits; the scorer reads at most "
+                            f"{MAX_DIGITS}, so no answer could ever match it")
+
+
+def _preview(value: Any) -> str:
+    """The start of a value's repr, for a message (never a giant number or string)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _ANSWER_LIMIT:
+        return f"with {len(str(abs(value)))} digits"
+    return f"{value!r:.40}"
 
 
 def _load(path: Path | str, fields: Mapping[str, type],
-          check: Callable[[Path, int, Record], None] | None = None) -> list[Record]:
-    """Read, validate (`fields`, then the optional extra `check`) and de-duplicate ids."""
+          check: Callable[[Path, int, Record], None] | None = None,
+          optional: Mapping[str, type] | None = None) -> list[Record]:
+    """Read, validate (`fields` and `optional`, then the extra `check`) and de-duplicate
+    ids."""
     path = Path(path)
     records: list[Record] = []
     seen: dict[str, int] = {}
     for number, record in read_jsonl(path):
-        _check_fields(path, number, record, fields)
+        _check_fields(path, number, record, fields, optional)
         if check:
             check(path, number, record)
         if "id" in fields:
@@ -102,9 +169,11 @@ def _load(path: Path | str, fields: Mapping[str, type],
 
 
 PROBLEM_FIELDS = {"id": str, "prompt": str, "expected_answer": int}
-ROLLOUT_FIELDS = {"id": str, "completion": str, "policy_mode": str}
+ROLLOUT_FIELDS = {"id": str, "completion": str}
 PACK_FIELDS = {"id": str, "samples": list}
-SAMPLE_FIELDS = {"sample_id": str, "completion": str, "policy_mode": str}
+SAMPLE_FIELDS = {"sample_id": str, "completion": str}
+STAND_IN_FIELDS = {"policy_mode": str}
+"""Optional in rollouts and samples: written by the course's scripted stand-in policy."""
 GOLDEN_FIELDS = {"id": str, "expected_answer": int, "completion": str, "note": str}
 EXPLOIT_FIELDS = {**GOLDEN_FIELDS, "exploit_class": str, "expected_code": str}
 KEY_FIELDS = {"cause": str, "why": str, "fix": str}
@@ -143,25 +212,33 @@ def load_problems(path: Path | str) -> list[Record]:
 
 
 def load_rollouts(path: Path | str) -> list[Record]:
-    """Frozen rollouts: one `{id, completion, policy_mode}` per problem id."""
-    return _load(path, ROLLOUT_FIELDS)
+    """Frozen rollouts: one `{id, completion}` per problem id (and `policy_mode` when the
+    course's stand-in policy wrote them)."""
+    return _load(path, ROLLOUT_FIELDS, optional=STAND_IN_FIELDS)
 
 
 def load_pack(path: Path | str) -> list[Record]:
-    """A selection pack: `{id, samples: [{sample_id, completion, policy_mode}, ...]}` per prompt."""
+    """A selection pack: `{id, samples: [{sample_id, completion}, ...]}` per prompt (each
+    sample may also carry `policy_mode`)."""
     return _load(path, PACK_FIELDS, _check_samples)
 
 
 def _check_samples(path: Path, number: int, pack: Record) -> None:
     if not pack["samples"]:
         raise DataError(path, number, "samples", "must not be empty")
+    seen: dict[str, int] = {}
     for index, sample in enumerate(pack["samples"]):
         if not isinstance(sample, dict):
             raise DataError(path, number, f"samples[{index}]", "must be an object")
         try:
-            _check_fields(path, number, sample, SAMPLE_FIELDS)
+            _check_fields(path, number, sample, SAMPLE_FIELDS, STAND_IN_FIELDS)
         except DataError as err:
             raise DataError(path, number, f"samples[{index}].{err.field}", err.problem) from None
+        first = seen.setdefault(sample["sample_id"], index)
+        if first != index:
+            raise DataError(path, number, f"samples[{index}].sample_id",
+                            f"duplicate sample_id {sample['sample_id']!r} (first at "
+                            f"samples[{first}])")
 
 
 def load_golden(path: Path | str) -> list[Record]:
@@ -210,14 +287,7 @@ def load_kata_key(path: Path | str) -> dict[str, Record]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     """One JSON object from `path`, with errors that name the file and line."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except UnicodeDecodeError as err:
-        raise DataError(path, None, None, f"not valid UTF-8 ({err.reason})") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"invalid JSON: {err.msg}") from None
+    value = parse_json(_read_text(path), path, None)
     if not isinstance(value, dict):
         raise DataError(path, None, None, f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -240,13 +310,57 @@ def provenance(path: Path | str, registry: Path | str = PROVENANCE_FILE) -> dict
     if not isinstance(files, dict):
         raise DataError(registry, None, "files", "missing or not an object")
     if key not in files:
-        raise DataError(registry, None, "files", f"no entry for {key!r}")
+        raise NotRegistered(registry, None, "files", f"no entry for {key!r}")
     entry = files[key]
     if path.is_file() and sha256_file(path) != entry.get("sha256"):
         raise DataError(registry, None, f"files.{key}.sha256",
                         f"stale: {key} changed since provenance was written; "
                         "run `course data check`")
     return entry
+
+
+class NotRegistered(DataError):
+    """The file has no entry in `data/provenance.json` (a teacher's own file, say)."""
+
+
+UNKNOWN_ORIGIN = "unknown, not in data/provenance.json"
+"""What a manifest records as the maker of completions nobody described."""
+
+ORIGIN_FIELDS = {"made_by": str, "prompt_version": str, "sampling": dict}
+"""A provenance file given with `--provenance`: one JSON object with these fields."""
+
+
+def origin(path: Path | str, described_by: Path | str | None = None) -> dict[str, Any]:
+    """Where the completions in `path` came from: `{made_by, prompt_version, sampling, ...}`.
+
+    Three cases, in order:
+
+    1. `described_by` names a JSON file `{made_by, prompt_version, sampling}` (a teacher who
+       brings completions from a real model writes one): it is used, with `source` naming it;
+    2. `path` is listed in `data/provenance.json`: that entry (`provenance`);
+    3. neither: `made_by` is `UNKNOWN_ORIGIN` and `prompt_version` and `sampling` are None, so
+       a later `course compare` cannot claim the two runs share a locked room.
+    """
+    if described_by is not None:
+        described_by = Path(described_by)
+        entry = _read_json(described_by)
+        for field, kind in ORIGIN_FIELDS.items():
+            if not isinstance(entry.get(field), kind):
+                raise DataError(described_by, None, field, f"missing or not a {kind.__name__}")
+        return {**entry, "source": display_path(described_by)}
+    try:
+        return provenance(path)
+    except NotRegistered:
+        return {"made_by": UNKNOWN_ORIGIN, "prompt_version": None, "sampling": None}
+
+
+def manifest_origin(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a run manifest records about an origin beyond prompt version and sampling: None for
+    a file listed in `data/provenance.json` (its sha256 in the manifest's inputs pins that
+    entry), else `{made_by, source}` so that an unknown origin is written down, not implied."""
+    if "source" not in entry and entry.get("made_by") != UNKNOWN_ORIGIN:
+        return None
+    return {"made_by": entry["made_by"], "source": entry.get("source")}
 
 
 P = TypeVar("P", bound=Mapping[str, Any])
@@ -258,16 +372,26 @@ def join_on_id(problems: Sequence[P], rows: Sequence[R], rows_path: Path | str) 
     """Pair each problem with the row that has its id, in problem order.
 
     Every row must name a known problem and every problem must have a row, so a rollout file
-    made for another split fails loudly instead of silently scoring a subset.
+    made for another split fails loudly instead of silently scoring a subset. The error for an
+    unknown id names its line in `rows_path`.
     """
     by_id = {row["id"]: row for row in rows}
     known = {problem["id"] for problem in problems}
     unknown = [row["id"] for row in rows if row["id"] not in known]
     if unknown:
-        raise DataError(rows_path, None, "id", f"unknown problem id {unknown[0]!r}"
-                        f" ({len(unknown)} rows name no problem)")
+        raise DataError(rows_path, _line_of(rows_path, unknown[0]), "id",
+                        f"unknown problem id {unknown[0]!r} ({len(unknown)} rows name no "
+                        "problem)")
     missing = [p["id"] for p in problems if p["id"] not in by_id]
     if missing:
         raise DataError(rows_path, None, "id", f"no row for problem {missing[0]!r}"
                         f" ({len(missing)} problems missing)")
     return [(problem, by_id[problem["id"]]) for problem in problems]
+
+
+def _line_of(path: Path | str, row_id: Any) -> int | None:
+    """The line of `path` whose record has id `row_id` (None when it cannot be found)."""
+    try:
+        return next((n for n, record in read_jsonl(path) if record.get("id") == row_id), None)
+    except DataError:
+        return None

@@ -55,9 +55,12 @@ class EvalConfig:
     problems: Path
     """JSONL of problems `{id, prompt, expected_answer}` (the dataset split)."""
     rollouts: Path
-    """JSONL of frozen rollouts `{id, completion, policy_mode}`, exactly one per problem id."""
+    """JSONL of frozen rollouts `{id, completion}`, exactly one per problem id."""
     out: Path | None = None
     """The run folder the command writes; recorded so the README can print the exact command."""
+    provenance: Path | None = None
+    """A JSON file `{made_by, prompt_version, sampling}` describing completions that
+    `data/provenance.json` does not list (a real model's, say); see `data.origin`."""
 
 
 # -- 1. score every example -------------------------------------------------------------------
@@ -73,7 +76,8 @@ def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[s
 
     Returns:
         N dicts `{id, prompt, expected_answer, completion, policy_mode, reward, details}` where
-        `completion` is the raw text (never normalised) and `details` is the scorer's, in full.
+        `completion` is the raw text (never normalised), `policy_mode` is the stand-in
+        policy's label or None, and `details` is the scorer's, in full.
     """
     pairs = data.join_on_id(problems, rollouts, rollouts_path)
     results = []
@@ -84,7 +88,7 @@ def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[s
             "prompt": problem["prompt"],
             "expected_answer": problem["expected_answer"],
             "completion": rollout["completion"],
-            "policy_mode": rollout["policy_mode"],
+            "policy_mode": rollout.get("policy_mode"),
             "reward": scored["reward"],
             "details": scored["details"],
         })
@@ -210,9 +214,20 @@ def _locked_room(manifest: Mapping[str, Any], where: Path) -> dict[str, Any]:
     except (KeyError, TypeError):
         raise runs.RunError(f"{display_path(where)}/manifest.json does not record the "
                             "problems file's sha256") from None
-    return dict(zip(LOCKED_ROOM, (dataset, manifest.get("scorer_version"),
+    room = dict(zip(LOCKED_ROOM, (dataset, manifest.get("scorer_version"),
                                   manifest.get("prompt_version"), manifest.get("sampling")),
                     strict=True))
+    return room
+
+
+def _unknown_walls(room: Mapping[str, Any], where: Path) -> None:
+    """Refuse a room whose prompt version or sampling nobody recorded: equal unknowns prove
+    nothing about how two sets of completions were made."""
+    unknown = [field for field in ("prompt_version", "sampling") if room[field] is None]
+    if unknown:
+        raise runs.RunError(f"{display_path(where)} records no {' and no '.join(unknown)} "
+                            "(its completions have no provenance), so the Locked Room cannot "
+                            "be checked; evaluate again with --provenance FILE")
 
 
 def _outcomes(run: Path) -> dict[str, bool]:
@@ -299,6 +314,7 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
             f"refusing to compare {display_path(run_a)} with {display_path(run_b)}: "
             "the Locked Room Rule needs the same dataset, scorer, prompt and sampling, but "
             + "; ".join(differences))
+    _unknown_walls(room_a, run_a)
     outcomes_a, outcomes_b = _outcomes(run_a), _outcomes(run_b)
     if outcomes_a.keys() != outcomes_b.keys():
         raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} "

@@ -25,6 +25,7 @@ The run folder (`runs/run_008`) is written by `course.reports.goodhart`; the com
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,31 @@ class GoodhartConfig:
     """Seed of the one generator behind every guess, slip and sampled style."""
     problems: Path = DATA_DIR / "problems" / "dev.jsonl"
     """The prompts the policy answers."""
+
+    def __post_init__(self) -> None:
+        weak = sorted(set(RUBRICS) - {"strict"})
+        problems = []
+        if self.proxy not in weak:
+            problems.append(f"proxy: must be a weak rubric, one of {', '.join(weak)}; "
+                            f"got {self.proxy!r}")
+        if not 0.0 <= self.competence <= 1.0:
+            problems.append(f"competence: must be in [0, 1], got {self.competence}")
+        if len(self.initial_logits) != len(STYLES) or not np.all(
+                np.isfinite(self.initial_logits)):
+            problems.append(f"initial_logits: need {len(STYLES)} finite numbers")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            problems.append(f"lr: must be a finite number > 0, got {self.lr}")
+        if self.steps < 1:
+            problems.append(f"steps: must be >= 1, got {self.steps}")
+        if self.batch_size < 2:
+            problems.append(f"batch_size: must be >= 2 (batch-mean baseline), got "
+                            f"{self.batch_size}")
+        if self.rate_draws < 1:
+            problems.append(f"rate_draws: must be >= 1, got {self.rate_draws}")
+        if self.seed < 0:
+            problems.append(f"seed: must be >= 0, got {self.seed}")
+        if problems:
+            raise ValueError("; ".join(problems))
 
 
 # -- 1. the styles: a guess, then a way to write it down --------------------------------------
@@ -140,8 +166,6 @@ def simulate(config: GoodhartConfig) -> dict[str, Any]:
     Seeding happens here, once: the rates are measured first, then training draws from the
     same generator.
     """
-    if config.proxy not in RUBRICS or config.proxy == "strict":
-        raise ValueError(f"proxy must be a weak rubric, one of {sorted(set(RUBRICS) - {'strict'})}")
     rng = np.random.default_rng(config.seed)
     problems = load_problems(config.problems)
     proxy = RUBRICS[config.proxy]

@@ -23,6 +23,7 @@ sweep; the run (`runs/run_005`); the command line `course kl`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +117,8 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
     mass = p > 0
     if np.any(q[mass] == 0):
         return float("inf")
-    return float(np.sum(p[mass] * (np.log(p[mass]) - np.log(q[mass]))))
+    total = float(np.sum(p[mass] * (np.log(p[mass]) - np.log(q[mass]))))
+    return max(0.0, total)  # KL >= 0 (Gibbs' inequality); rounding can dip below when p ≈ q
 
 
 def kl_objective(pi: np.ndarray, pi_ref: np.ndarray, rewards: np.ndarray, beta: float) -> float:
@@ -152,6 +154,29 @@ def kl_regularized_optimum(pi_ref: np.ndarray, rewards: np.ndarray, beta: float)
     return softmax(logits)
 
 
+def optimum_objective(pi_ref: np.ndarray, rewards: np.ndarray, beta: float) -> float:
+    """max_π E_π[r] - β KL(π ‖ π_ref) = β · log Σ_a π_ref(a) exp(r(a) / β), the value reached
+    by `kl_regularized_optimum`, computed without subtracting two nearly equal numbers.
+
+    `kl_objective(π_β, ...)` computes the same value as E[r] minus β times a KL that rounding
+    leaves at ~1e-17 even when π_β = π_ref; for a huge β that product is nonsense (β = 1e308
+    would give ~1e291). Here, with m = max r on the support and x = (r - m) / β <= 0::
+
+        β · log Σ π_ref e^{r/β} = m + β · log1p(Σ π_ref · expm1(x))    (Σ π_ref = 1)
+
+    and expm1, log1p stay exact for tiny x, so β → ∞ gives E_ref[r] and β → 0 gives m.
+    """
+    pi_ref, rewards = np.asarray(pi_ref, dtype=float), np.asarray(rewards, dtype=float)
+    check_distribution("pi_ref", pi_ref)
+    if not (np.isfinite(beta) and beta > 0):
+        raise ValueError(f"beta: must be a finite number > 0, got {beta}")
+    support = pi_ref > 0
+    best = float(rewards[support].max())
+    with np.errstate(over="ignore", under="ignore"):
+        x = (rewards[support] - best) / beta
+        return best + beta * math.log1p(float(np.sum(pi_ref[support] * np.expm1(x))))
+
+
 # -- 3. the β sweep ------------------------------------------------------------------------------
 
 def top_actions(pi: np.ndarray, n: int = 3) -> list[int]:
@@ -183,7 +208,7 @@ def describe_policy(config: KLConfig, beta: float) -> str:
               for name, pr, p, r in zip(config.actions, pi_ref, pi, rewards, strict=True)]
     lines.append(f"  E[r] = {pi @ rewards:.4f} (reference {pi_ref @ rewards:.4f}), "
                  f"KL(π_β ‖ π_ref) = {kl_divergence(pi, pi_ref):.4f} nats, "
-                 f"objective E[r] - β KL = {kl_objective(pi, pi_ref, rewards, beta):.4f}")
+                 f"objective E[r] - β KL = {optimum_objective(pi_ref, rewards, beta):.4f}")
     return "\n".join(lines)
 
 

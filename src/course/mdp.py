@@ -29,6 +29,7 @@ command line `course mdp`.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +73,8 @@ class MDPConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        if not self.lr > 0:
-            problems.append(f"lr: must be > 0, got {self.lr}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            problems.append(f"lr: must be a finite number > 0, got {self.lr}")
         if self.episodes < 1:
             problems.append(f"episodes: must be >= 1, got {self.episodes}")
         if self.baseline not in ("none", "running"):

@@ -17,6 +17,8 @@ previous run.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import shutil
@@ -62,7 +64,7 @@ def created_at() -> str | None:
 def manifest(*, kind: str, note: str, config: Mapping[str, Any],
              inputs: Mapping[str, Path] | None = None, seed: int | None = None,
              prompt_version: str | None = None, sampling: Mapping[str, Any] | None = None,
-             record_git: bool = True) -> dict[str, Any]:
+             origin: Mapping[str, Any] | None = None, record_git: bool = True) -> dict[str, Any]:
     """Build a run manifest.
 
     Args:
@@ -74,6 +76,8 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
         seed: the random seed, for runs that sample.
         prompt_version: the version of the prompt template behind the completions.
         sampling: the sampling settings behind the completions (temperature, top_p, N, ...).
+        origin: who made the completions, when that is not pinned by `data/provenance.json`
+            (`data.manifest_origin`): recorded under `origin`; left out when None.
         record_git: record where and when the run was made: the git commit and, when
             `SOURCE_DATE_EPOCH` is set, that time. Canonical runs set this to False: a committed
             artifact cannot contain the commit that contains it, and its bytes must not depend on
@@ -95,38 +99,106 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
         "config": dict(config),
         "git_commit": git_commit() if record_git else None,
     }
+    if origin is not None:
+        record["origin"] = dict(origin)
     if record_git and (when := created_at()) is not None:
         record["created"] = when
     return record
 
 
 def refuse_existing(path: Path) -> None:
-    """Raise `RunError` if `path` exists: a run folder is never overwritten."""
-    if path.exists():
+    """Raise `RunError` if `path` exists (a dangling symbolic link counts): a run folder is
+    never overwritten."""
+    if os.path.lexists(path):
         raise RunError(f"{display_path(path)} already exists: runs are never overwritten; "
                        "choose a new run folder (for example the next run_00N)")
+
+
+PARTIAL = ".partial-"
+"""Marks a staging folder: `.<run name>.partial-<random>` beside the run being written."""
 
 
 def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
     """Write `files` as the run folder `path`, atomically; refuse to overwrite.
 
-    The folder appears complete or not at all: files go to a temporary sibling, which is then
-    renamed into place. If anything fails before the rename, the temporary folder is removed.
+    The folder appears complete or not at all: files go to a hidden staging sibling, which is
+    then renamed into place by a rename that fails if anything, even an empty folder, took the
+    name meanwhile (`_rename_no_replace`). If anything fails, the staging folder is removed and
+    the error becomes a `RunError` naming the folder. The folder gets the usual permissions
+    (the user's umask), not the private 0700 of a temporary folder. Only a `kill -9` can leave
+    a staging folder behind; `leftover_partials` finds those.
     """
     path = Path(path)
     refuse_existing(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.partial-", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{path.name[:64]}{PARTIAL}", dir=path.parent))
+    except OSError as err:
+        raise _cannot_write(path, err) from None
     try:
         for name, content in files.items():
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
-        os.rename(staging, path)  # atomic on one filesystem; fails if `path` appeared meanwhile
+        os.chmod(staging, 0o777 & ~_umask())
+        _rename_no_replace(staging, path)
+    except OSError as err:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(err, FileExistsError) or err.errno == errno.ENOTEMPTY:
+            refuse_existing(path)  # another writer got there first: say it as usual
+        raise _cannot_write(path, err) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return path
+
+
+def _cannot_write(path: Path, err: OSError) -> RunError:
+    where = f" ({err.filename})" if err.filename not in (None, str(path)) else ""
+    return RunError(f"cannot write the run folder {display_path(path)}: "
+                    f"{err.strerror or err}{where}")
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_RENAME_NOREPLACE = 1
+_AT_FDCWD = -100
+_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+if _renameat2 is not None:
+    _renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                           ctypes.c_uint)
+
+
+def _rename_no_replace(source: Path, target: Path) -> None:
+    """Move `source` to `target`, failing with `FileExistsError` if `target` exists.
+
+    Plain `os.rename` silently replaces an EMPTY folder at `target`. Linux's renameat2 with
+    RENAME_NOREPLACE refuses atomically; where it is missing or unsupported, the name is first
+    claimed with `os.mkdir` (which fails if it exists) and the claim is then swapped.
+    """
+    if _renameat2 is not None:
+        if _renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target),
+                      _RENAME_NOREPLACE) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.EINVAL, errno.ENOSYS):
+            raise OSError(code, os.strerror(code), str(target))
+    os.mkdir(target)
+    os.rename(source, target)
+
+
+def leftover_partials(root: Path | str) -> list[Path]:
+    """Staging folders under `root` left by a write that was killed before it finished."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir()
+                  if p.is_dir() and p.name.startswith(".") and PARTIAL in p.name)
 
 
 def read_files(path: Path | str) -> RunFiles:

@@ -44,8 +44,8 @@ from course.paths import DATA_DIR
 from course.scorer import parse, score
 
 Sample = dict[str, Any]
-"""One candidate: `{sample_id, completion, policy_mode}` from the pack, plus `reward` and
-`details` once scored (see `score_samples`)."""
+"""One candidate: `{sample_id, completion}` (and `policy_mode`, when the course's stand-in
+policy wrote it) from the pack, plus `reward` and `details` once scored (`score_samples`)."""
 
 
 # -- 1. the estimator: pass@k ------------------------------------------------------------------
@@ -90,6 +90,32 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))  # the product form
+
+
+def pass_at_k_curve(n: int, c: int) -> list[float]:
+    """pass@k for every k = 1 .. n at once, in O(n) time instead of O(n * c).
+
+    With r_k = C(n - c, k) / C(n, k), the share of k-subsets without a correct sample,
+    pass@k = 1 - r_k, r_0 = 1, and one step of k multiplies by one factor::
+
+        r_{k+1} = r_k * (n - c - k) / (n - k)
+
+    which reaches exactly 0 at k = n - c + 1 (every larger subset holds a correct sample).
+    Same values as `pass_at_k` for each k, up to float rounding (tests compare them).
+
+    Args:
+        n: samples drawn for the prompt, n >= 1.
+        c: how many of them are correct, 0 <= c <= n.
+
+    Returns:
+        n floats in [0, 1], entry k - 1 being pass@k; all 0.0 when c == 0.
+    """
+    pass_at_k(n, c, 1)  # the same argument checks, with the same messages
+    curve, ratio = [], 1.0
+    for k in range(n):                          # r_{k+1} from r_k
+        ratio *= max(0, n - c - k) / (n - k)
+        curve.append(1.0 - ratio)
+    return curve
 
 
 # -- 2. the picks: Best-of-N -------------------------------------------------------------------
@@ -232,11 +258,16 @@ class SelectionConfig:
     """The N values compared, increasing, each in [1, samples per prompt]."""
     seed: int = 0
     """Seed of the random-pick control, the run's only randomness (any int >= 0)."""
+    provenance: Path | None = None
+    """A JSON file `{made_by, prompt_version, sampling}` describing a pack that
+    `data/provenance.json` does not list (see `course.data.origin`)."""
 
     def __post_init__(self) -> None:
         ns = self.n_values
         if not ns or list(ns) != sorted(set(ns)) or ns[0] < 1:
             raise ValueError(f"n_values must be strictly increasing values >= 1, got {ns}")
+        if self.seed < 0:
+            raise ValueError(f"seed: must be >= 0, got {self.seed}")
 
 
 def prompt_row(problem: Mapping[str, Any], scored: Sequence[Sample], n_values: Sequence[int],
@@ -263,9 +294,9 @@ def prompt_row(problem: Mapping[str, Any], scored: Sequence[Sample], n_values: S
         "c": c,
         "first": _pick(first),
         "picks": picks,
-        "pass_at_k": {str(k): round(pass_at_k(n_samples, c, k), 6)
-                      for k in range(1, n_samples + 1)},
-        "samples": [{"sample_id": s["sample_id"], "policy_mode": s["policy_mode"],
+        "pass_at_k": {str(k): round(value, 6)
+                      for k, value in enumerate(pass_at_k_curve(n_samples, c), start=1)},
+        "samples": [{"sample_id": s["sample_id"], "policy_mode": s.get("policy_mode"),
                      "reward": s["reward"], "code": s["details"]["code"],
                      "answer": s["details"]["parsed_answer"]} for s in scored],
     }

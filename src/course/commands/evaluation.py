@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from course.commands.options import add_output_arguments, check_output_arguments
+from course.commands.options import (
+    add_output_arguments,
+    add_provenance_argument,
+    check_output_arguments,
+    warn_unknown_origin,
+)
 from course.evaluation import EvalConfig, compare_runs
 from course.formatting import percent
 from course.paths import display_path
@@ -21,7 +26,9 @@ def register(subparsers: Any) -> None:
         description="Score one rollout per problem with the strict verifier and write "
                     "results.jsonl, summary.json, manifest.json and README.md to --out.")
     parser.add_argument("--problems", type=Path, required=True, help="problems JSONL file")
-    parser.add_argument("--rollouts", type=Path, required=True, help="rollouts JSONL file")
+    parser.add_argument("--rollouts", type=Path, required=True,
+                        help="rollouts JSONL file: {id, completion} per line")
+    add_provenance_argument(parser, "rollouts")
     add_output_arguments(parser, required=True)
     parser.set_defaults(func=_eval_main)
 
@@ -36,9 +43,11 @@ def register(subparsers: Any) -> None:
 
 def _eval_main(args: Any) -> int:
     check_output_arguments(args)  # fail before the work, not after it
-    config = EvalConfig(problems=args.problems, rollouts=args.rollouts, out=args.out)
+    config = EvalConfig(problems=args.problems, rollouts=args.rollouts, out=args.out,
+                        provenance=args.provenance)
     files = build_run(config, args.note)
     path = write_run(args.out, files)
+    warn_unknown_origin("eval", config.rollouts, config.provenance)
     summary = json.loads(files["summary.json"])
     lo, hi = summary["pass_rate_ci95"]
     print(f"wrote {display_path(path)}: {summary['passes']}/{summary['n']} pass, "

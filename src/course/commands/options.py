@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from course.paths import DATA_DIR
+from course import data
+from course.paths import DATA_DIR, display_path
 from course.runs import RunError, refuse_existing
 
 
@@ -23,12 +25,25 @@ def add_output_arguments(parser: Any, required: bool = False) -> None:
 
 
 def check_output_arguments(args: Any) -> None:
-    """Refuse `--out` before any work is done: an existing folder, or a missing `--note`."""
+    """Refuse `--out` before any work is done: an existing folder, a missing `--note`, or a
+    note or folder name that is not text (bytes that are not UTF-8 reach Python as lone
+    surrogates and could not be written to the manifest or printed)."""
     if args.out is None:
         return
+    for flag, value in (("--out", str(args.out)), ("--note", args.note or "")):
+        if not _is_text(value):
+            raise UsageError(f"{flag}: not valid UTF-8 text ({value.encode('utf-8', 'replace')!r})")
     refuse_existing(Path(args.out))
     if not (args.note or "").strip():
         raise RunError("--out needs --note: the one change versus the previous run")
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def add_case_arguments(parser: Any, scorers: str) -> None:
@@ -43,6 +58,23 @@ def add_case_arguments(parser: Any, scorers: str) -> None:
                         help=f"score TEXT with every {scorers} (use $'...' for \\n)")
     parser.add_argument("--expected", type=int, default=323,
                         help="the expected answer for --try (default 323)")
+
+
+def add_provenance_argument(parser: Any, what: str) -> None:
+    """`--provenance FILE`: who made the completions, for files `data/provenance.json` does not
+    list (see `course.data.origin`)."""
+    parser.add_argument("--provenance", type=Path, metavar="FILE",
+                        help=f"JSON file {{made_by, prompt_version, sampling}} describing the "
+                             f"{what}, when data/provenance.json does not list them")
+
+
+def warn_unknown_origin(command: str, path: Path, described_by: Path | None) -> None:
+    """Say on stderr, once the run is saved, when nobody described the completions: the run
+    is made, but its manifest records their origin as unknown."""
+    if data.origin(path, described_by).get("made_by") == data.UNKNOWN_ORIGIN:
+        print(f"course {command}: warning: {display_path(path)} is not in data/provenance.json "
+              "and no --provenance FILE was given; the run records its prompt version and "
+              "sampling as unknown, and `course compare` will refuse it", file=sys.stderr)
 
 
 class UsageError(Exception):

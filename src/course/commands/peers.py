@@ -27,9 +27,12 @@ def register(subparsers: Any) -> None:
 def _main(args: Any) -> int:
     if args.attempt is not None:
         print(f"{args.attempt!r} against expected {args.expected}")
-        for found in try_completion(args.attempt, args.expected):
-            print(f"  {found['rule']:<18}reward {reward_text(found['reward']):<3}"
-                  f"{found['code']:<16}extracted {found['extracted']!r}")
+        results = try_completion(args.attempt, args.expected)
+        rule_width = max(len(found["rule"]) for found in results) + 2
+        code_width = max(len(found["code"]) for found in results) + 2  # columns never touch
+        for found in results:
+            print(f"  {found['rule']:<{rule_width}}reward {reward_text(found['reward']):<3} "
+                  f"{found['code']:<{code_width}}extracted {found['extracted']!r}")
         return 0
     check_output_arguments(args)
     config = ComparisonConfig(exploits=args.exploits, correct=args.correct)

@@ -7,7 +7,7 @@ from typing import Any
 
 from course.paths import RUNS_DIR, display_path
 from course.reports.canonical import CANONICAL, regenerate, verify
-from course.runs import read_json
+from course.runs import leftover_partials, read_json
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +26,14 @@ def register(subparsers: Any) -> None:
     rebuild.set_defaults(func=_regenerate_main)
 
 
+def _report_leftovers() -> None:
+    for folder in leftover_partials(RUNS_DIR):
+        print(f"leftover: {display_path(folder)} is a run write that was interrupted; "
+              "nothing reads it, delete it when no command is running")
+
+
 def _list_main(args: Any) -> int:
+    _report_leftovers()
     for name in CANONICAL:
         folder = RUNS_DIR / name
         if folder.is_dir():
@@ -38,6 +45,7 @@ def _list_main(args: Any) -> int:
 
 
 def _verify_main(args: Any) -> int:
+    _report_leftovers()
     failed = False
     for name, differences in verify(args.names).items():
         if differences:

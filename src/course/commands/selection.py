@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from course.commands.options import add_output_arguments, check_output_arguments, make_config
+from course.commands.options import (
+    add_output_arguments,
+    add_provenance_argument,
+    check_output_arguments,
+    make_config,
+    warn_unknown_origin,
+)
 from course.paths import display_path
 from course.reports.selection import build_run
 from course.runs import write_run
@@ -24,15 +30,18 @@ def register(subparsers: Any) -> None:
                         help="problems JSONL with the expected answers")
     parser.add_argument("--seed", type=int, default=defaults.seed,
                         help="seed of the random-pick control")
+    add_provenance_argument(parser, "pack's samples")
     add_output_arguments(parser, required=True)
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
     check_output_arguments(args)
-    config = make_config(SelectionConfig, pack=args.pack, problems=args.problems, seed=args.seed)
+    config = make_config(SelectionConfig, pack=args.pack, problems=args.problems, seed=args.seed,
+                         provenance=args.provenance)
     files = build_run(config, args.note)
     path = write_run(args.out, files)
+    warn_unknown_origin("select", config.pack, config.provenance)
     summary = json.loads(files["summary.json"])
     print(f"{'n':>3}  {'best-of-n (oracle)':>18}  {'majority vote':>13}  {'random pick':>11}"
           f"  {'pass@n':>6}")

@@ -26,19 +26,21 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
     """Evaluate `config` and return the run folder's files: results, summary, manifest, README.
 
     Scoring is deterministic, so the manifest's seed is None; prompt version and sampling
-    settings come from the rollouts' provenance (`data.provenance`), so a later comparison can
-    check that both runs were made in the same locked room.
+    settings come from the rollouts' origin (`data.origin`: a `--provenance` file, the entry in
+    `data/provenance.json`, or recorded as unknown), so a later comparison can check that both
+    runs were made in the same locked room. The origin is read first: a file that cannot be
+    placed fails before anything is scored.
     """
+    origin = data.origin(config.rollouts, config.provenance)
     problems = data.load_problems(config.problems)
     rollouts = data.load_rollouts(config.rollouts)
     results = evaluate(problems, rollouts, config.rollouts)
     summary = summarise(results)
-    origin = data.provenance(config.rollouts)
     run_manifest = manifest(
         kind="eval", note=note, config=_config_record(config),
         inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
         prompt_version=origin["prompt_version"], sampling=origin["sampling"],
-        record_git=record_git)
+        origin=data.manifest_origin(origin), record_git=record_git)
     return {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
         "manifest.json": json_bytes(run_manifest),
@@ -49,9 +51,12 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
 
 def _config_record(config: EvalConfig) -> dict[str, Any]:
     """The config as the manifest stores it: repository-relative paths, no machine details."""
-    return {"problems": display_path(config.problems),
-            "rollouts": display_path(config.rollouts),
-            "out": display_path(config.out) if config.out is not None else None}
+    record = {"problems": display_path(config.problems),
+              "rollouts": display_path(config.rollouts),
+              "out": display_path(config.out) if config.out is not None else None}
+    if config.provenance is not None:
+        record["provenance"] = display_path(config.provenance)
+    return record
 
 
 def _escaped(text: str, limit: int = 72) -> str:

@@ -48,6 +48,7 @@ def build_run(config: SelectionConfig, note: str, *, record_git: bool = True) ->
     rewards, pass@k, each sample's code and answer), `summary.json` (`summarise`),
     `pass_at_k.png`, `manifest.json` and `README.md`.
     """
+    origin = data.origin(config.pack, config.provenance)  # the locked room's walls, read first
     pairs = _load_inputs(config)
     rng = np.random.default_rng(config.seed)  # the run's only randomness: the random control
     scored = {problem["id"]: score_samples(problem, pack["samples"]) for problem, pack in pairs}
@@ -55,12 +56,11 @@ def build_run(config: SelectionConfig, note: str, *, record_git: bool = True) ->
             for problem, _ in pairs]
     summary = summarise(rows, config.n_values)
     why = {pid: why_no_sample_passes(scored[pid]) for pid in summary["selection_fails"]}
-    origin = data.provenance(config.pack)  # how the pack was sampled: the locked room's walls
     record = manifest(
         kind="selection", note=note, config=_config_record(config, note),
         inputs={"pack": config.pack, "problems": config.problems}, seed=config.seed,
         prompt_version=origin["prompt_version"], sampling=origin["sampling"],
-        record_git=record_git)
+        origin=data.manifest_origin(origin), record_git=record_git)
     return {
         "manifest.json": json_bytes(record),
         "summary.json": json_bytes(summary),
@@ -77,6 +77,10 @@ def _config_record(config: SelectionConfig, note: str) -> dict[str, Any]:
     for field in ("pack", "problems"):
         record[field] = display_path(record[field])
     record["n_values"] = list(config.n_values)
+    if config.provenance is None:
+        del record["provenance"]
+    else:
+        record["provenance"] = display_path(config.provenance)
     return record
 
 
