@@ -26,9 +26,15 @@ Reward is 1.0 exactly when every check passes (code `correct`), otherwise 0.0. T
 credit. The reason for each decision is recorded in `SPEC_DECISIONS` and tested case by case in
 `tests/test_scorer_spec.py`.
 
-The contract: deterministic (no randomness, clocks or I/O), total (any `completion` value gets a
-result, never an exception), explainable (`details` names the code and the ordered checks),
-fast (one precompiled regex on the happy path; linear time on any input), versioned.
+The contract: deterministic (no randomness, clocks or I/O), total (any `example` and any
+`completion` get a result, never an exception), explainable (`details` names the code and the
+ordered checks), fast (one precompiled regex on the happy path; linear time on any input),
+versioned.
+
+Total includes hostile values. A `str` subclass is scored by its characters, never by its
+methods: it is copied to an exact `str` first, so an overridden `strip` can neither crash the
+scorer nor buy a reward. An example that cannot be read (not a mapping, a mapping whose methods
+raise, no `int` answer, an answer longer than any in-spec answer can be) is `invalid_example`.
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ MAX_DIGITS: Final = 640
 `int()` digit limit (`sys.set_int_max_str_digits`), so conversion can never raise, whatever the
 interpreter's setting. No answer in this course is anywhere near that long."""
 
+_ANSWER_LIMIT: Final = 10**MAX_DIGITS
+"""Every in-spec answer `n` has `abs(n) < _ANSWER_LIMIT` (at most MAX_DIGITS digits). An example
+whose `expected_answer` is outside that range can never be matched, so it is `invalid_example`."""
+
 PREFIX: Final = "Final:"
 ASCII_WHITESPACE: Final = " \t\n\r\f\v"
 
@@ -53,8 +63,12 @@ LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 # An optional sign and ASCII digits; `++` is possessive, so a failed match never backtracks.
 _INTEGER = re.compile(r"[+-]?[0-9]++")
 _NON_ASCII = re.compile("[^\x00-\x7f]")
-# The whole happy path in one regex: `Final: ` then a canonical ASCII integer, nothing else.
-_CANONICAL_LINE = re.compile(rf"Final: (0|-?[1-9][0-9]{{0,{MAX_DIGITS - 1}}})")
+# Checks 7 to 9 in one pattern, written once: `0`, or an optional `-` and ASCII digits without a
+# leading zero, at most MAX_DIGITS of them. ([0-9] is ASCII only, unlike \d.)
+_SPEC_INTEGER: Final = rf"0|-?[1-9][0-9]{{0,{MAX_DIGITS - 1}}}"
+# The whole happy path in one regex: `Final: ` then a spec integer, nothing else.
+_CANONICAL_LINE = re.compile(rf"Final: ({_SPEC_INTEGER})")
+_CANONICAL_INTEGER = re.compile(_SPEC_INTEGER)
 
 CHECKS: Final = (
     "is_string",
@@ -85,7 +99,8 @@ CODES: Final = {
     "non_canonical_integer": "The integer is not written canonically "
     "(a `+` sign, leading zeros, `-0`).",
     "integer_too_long": f"The integer has more than {MAX_DIGITS} digits.",
-    "invalid_example": "The example has no int `expected_answer`: a dataset bug, not a model one.",
+    "invalid_example": "The example has no usable `expected_answer` (missing, not an int, over "
+    f"{MAX_DIGITS} digits, or unreadable): a dataset bug, not a model one.",
 }
 """The closed set of `details["code"]` values, with what each one means."""
 
@@ -205,13 +220,40 @@ def _failed_at(check: str) -> tuple[tuple[str, bool], ...]:
     return (*_ALL_PASSED[:index], (check, False))
 
 
+def _type_name(value: Any) -> str:
+    """The name of `value`'s class, read through `type` itself: a metaclass that overrides
+    `__name__` (even one that raises) cannot change what a message says, or crash it."""
+    name: str = type.__dict__["__name__"].__get__(type(value))
+    return name
+
+
+def _invalid_example(expected: Any, message: str) -> ScoreResult:
+    """The example is broken: a dataset bug, reported as such, never a model failure."""
+    return _result(0.0, "invalid_example", None, expected, (), message)
+
+
+def read_integer(text: str) -> int | None:
+    """The integer `text` spells if it passes checks 7 to 9 on its own (ASCII digits, an
+    optional `-`, canonical, at most `MAX_DIGITS` digits), else None. No trimming, no prefix.
+
+    The same rule as the answer in a completion, for integers that come from elsewhere: e.g.
+    `course score --expected` accepts exactly the integers a completion could be rewarded for.
+    """
+    if type(text) is not str:
+        text = str.__str__(text)  # a str subclass: read its characters, not its methods
+    return int(text) if _CANONICAL_INTEGER.fullmatch(text) else None
+
+
 def parse(text: str) -> tuple[int | None, str, str | None]:
     """Parse a completion string under spec v1, without looking at any expected answer.
 
     Returns `(parsed_answer, failed_check, message)`; `failed_check` is `"matches_expected"`
     (the only check left) when the text is a well-formed answer. Runs in time linear in
-    `len(text)`; never raises.
+    `len(text)`; never raises for any `str`. A `str` subclass is read as the exact `str` with
+    the same characters: its own methods (`strip`, `startswith`, `__eq__`, ...) are never called.
     """
+    if type(text) is not str:
+        text = str.__str__(text)  # totality: an exact copy of the characters, whatever the class
     line = text.strip(ASCII_WHITESPACE)
     fast = _CANONICAL_LINE.fullmatch(line)
     if fast:  # the happy path: one regex, no further checks needed
@@ -247,22 +289,34 @@ def score(example: Mapping[str, Any], completion: Any) -> ScoreResult:
     """Score one completion against one example under spec v1.
 
     Args:
-        example: a mapping with `expected_answer` (an `int`, not a `bool`), plus `prompt` and
-            optionally `id`, which the scorer does not read.
-        completion: the policy's output. Any value is accepted; only a `str` can earn reward.
+        example: a mapping with `expected_answer` (an `int`, not a `bool`, of at most
+            `MAX_DIGITS` digits), plus `prompt` and optionally `id`, which the scorer does not
+            read. Anything else, including a mapping that raises when read, is `invalid_example`.
+        completion: the policy's output. Any value is accepted; only a `str` can earn reward,
+            and a `str` subclass is scored by its characters alone.
 
     Returns:
         `{"reward": 1.0 or 0.0, "details": {...}}`; `details["code"]` is one of `CODES` and is
-        `"correct"` exactly when the reward is 1.0.
+        `"correct"` exactly when the reward is 1.0. Never raises (short of `KeyboardInterrupt`
+        and its kin, which are not errors of the input).
     """
-    expected = example.get("expected_answer") if isinstance(example, Mapping) else None
-    if type(expected) is not int:  # bool is an int subclass, and is rejected here too
-        return _result(0.0, "invalid_example", None, expected, (),
-                       f"expected_answer must be an int, got {type(expected).__name__}")
-    if not isinstance(completion, str):
+    try:  # totality: the example is data, and reading data may fail in any way at all
+        expected = example.get("expected_answer") if isinstance(example, Mapping) else None
+    except Exception as err:
+        return _invalid_example(None, f"reading expected_answer raised {_type_name(err)}")
+    if type(expected) is not int:  # exactly int: bool and every other int subclass are refused
+        return _invalid_example(
+            expected, f"expected_answer must be an int, got {_type_name(expected)}")
+    if abs(expected) >= _ANSWER_LIMIT:  # no in-spec answer can ever equal it
+        return _invalid_example(
+            expected, f"expected_answer has more than {MAX_DIGITS} digits, the most an answer "
+            "may have: no completion could match it")
+    # Check 1, by the class itself (`issubclass` on the real type cannot be fooled; `isinstance`
+    # asks the object for its `__class__`, which a hostile object can fake or make raise).
+    if type(completion) is not str and not issubclass(type(completion), str):
         return _result(0.0, "not_a_string", None, expected, _failed_at("is_string"),
-                       f"completion must be a str, got {type(completion).__name__}")
-    parsed, failed, message = parse(completion)
+                       f"completion must be a str, got {_type_name(completion)}")
+    parsed, failed, message = parse(completion)  # parse reads a str subclass as an exact str
     if parsed is None:
         return _result(0.0, _CODE_OF_CHECK[failed], None, expected, _failed_at(failed), message)
     if parsed == expected:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any, TypeVar
 from course import data
 from course.paths import DATA_DIR, display_path
 from course.runs import RunError, refuse_existing
+from course.scorer import MAX_DIGITS, read_integer
 
 
 def add_output_arguments(parser: Any, required: bool = False) -> None:
@@ -56,7 +58,7 @@ def add_case_arguments(parser: Any, scorers: str) -> None:
     add_output_arguments(parser)
     parser.add_argument("--try", dest="attempt", metavar="TEXT",
                         help=f"score TEXT with every {scorers} (use $'...' for \\n)")
-    parser.add_argument("--expected", type=int, default=323,
+    parser.add_argument("--expected", type=spec_integer, default=323, metavar="N",
                         help="the expected answer for --try (default 323)")
 
 
@@ -75,6 +77,21 @@ def warn_unknown_origin(command: str, path: Path, described_by: Path | None) -> 
         print(f"course {command}: warning: {display_path(path)} is not in data/provenance.json "
               "and no --provenance FILE was given; the run records its prompt version and "
               "sampling as unknown, and `course compare` will refuse it", file=sys.stderr)
+
+
+def spec_integer(text: str) -> int:
+    """argparse type for an expected answer: the scorer's own integer rule, not `int()`.
+
+    `int()` would take `٣` (an Arabic-Indic three), `+3`, `007`, `3_0` and ` 3 `, all of which
+    the spec refuses in a completion; an expected answer the spec could never reward is refused
+    here, on one line with exit code 2, before anything is scored."""
+    value = read_integer(text)
+    if value is None:
+        shown = ascii(text) if len(text) <= 40 else f"{text[:20]!a}... ({len(text)} chars)"
+        raise argparse.ArgumentTypeError(
+            f"{shown} is not an integer as the spec writes one: ASCII digits, an optional "
+            f"leading '-', no '+', no leading zeros, at most {MAX_DIGITS} digits")
+    return value
 
 
 class UsageError(Exception):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from course.commands.options import UsageError
-from course.scorer import SPEC_DECISIONS, score
+from course.commands.options import UsageError, spec_integer
+from course.scorer import MAX_DIGITS, SPEC_DECISIONS, score
 
 
 def register(subparsers: Any) -> None:
@@ -14,7 +14,9 @@ def register(subparsers: Any) -> None:
         "score", help="score one completion (or print the spec table)",
         description="Score one completion against an expected answer and print the result.")
     parser.add_argument("completion", nargs="?", help="the completion text (use $'...' for \\n)")
-    parser.add_argument("--expected", type=int, help="the expected integer answer")
+    parser.add_argument("--expected", type=spec_integer, metavar="N",
+                        help=f"the expected integer answer, written as the spec writes one "
+                             f"(ASCII, no '+', no leading zeros, at most {MAX_DIGITS} digits)")
     parser.add_argument("--spec", action="store_true", help="print the spec decision table")
     parser.set_defaults(func=_main)
 
