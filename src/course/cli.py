@@ -20,6 +20,7 @@ from course.commands import (
     evaluation,
     goodhart,
     kl,
+    learn,
     mdp,
     peers,
     rubrics,
@@ -42,6 +43,7 @@ COMMANDS = (  # measure, select, learn, red-team, practise
     bandit,      # course bandit
     mdp,         # course mdp
     kl,          # course kl
+    learn,       # course learn
     tokens,      # course tokens
     rubrics,     # course rubrics
     goodhart,    # course goodhart

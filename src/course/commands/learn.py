@@ -1,0 +1,67 @@
+"""`course learn`: Loop C on tokens, REINFORCE on fresh samples of a policy that writes text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from course.commands.options import (
+    UsageError,
+    add_output_arguments,
+    check_output_arguments,
+    make_config,
+)
+from course.learn import LearnConfig, log_line, setup, slow_motion, train
+from course.paths import display_path
+from course.reports.learn import build_run
+from course.rubrics import RUBRICS
+from course.runs import write_run
+from course.token_policy import learner_for
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "learn", help="Loop C on tokens: REINFORCE on a policy that writes its completions",
+        description="Train a token-level policy, starting from a reference counted from the "
+                    "frozen rollouts, on fresh samples scored as text by the strict scorer or "
+                    "a hackable rubric. Prints a line per step; saves a run only with --out.")
+    parser.add_argument("--reward", choices=list(RUBRICS), default=LearnConfig.reward,
+                        help="what pays (default strict); a rubric makes strict a measurement")
+    parser.add_argument("--beta", type=float, default=LearnConfig.beta,
+                        help="KL coefficient toward the reference (default 0)")
+    parser.add_argument("--lr", type=float, default=LearnConfig.lr, help="learning rate")
+    parser.add_argument("--batch-size", type=int, default=LearnConfig.batch_size,
+                        help="fresh completions per prompt per step (default 8)")
+    parser.add_argument("--steps", type=int, default=LearnConfig.steps, help="updates")
+    parser.add_argument("--seed", type=int, default=LearnConfig.seed, help="random seed")
+    parser.add_argument("--log-every", type=int, default=10, metavar="K",
+                        help="print every K-th step (default 10)")
+    parser.add_argument("--slow-motion", action="store_true",
+                        help="tell the first update as a story, piece by piece, and stop")
+    add_output_arguments(parser)
+    parser.set_defaults(func=_main)
+
+
+def _main(args: Any) -> int:
+    check_output_arguments(args)
+    config = make_config(LearnConfig, reward=args.reward, beta=args.beta, lr=args.lr,
+                         batch_size=args.batch_size, steps=args.steps, seed=args.seed)
+    if args.log_every < 1:
+        raise UsageError(f"--log-every: must be >= 1, got {args.log_every}")
+    rng = np.random.default_rng(config.seed)
+    if args.slow_motion:
+        problems, reference, _ = setup(config)
+        print(slow_motion(learner_for(reference, len(problems)), problems, config, rng))
+        return 0
+    if args.out is None:
+        lines = [log_line(entry) for entry in train(config, rng)[2]]
+    else:  # the run trains from the same seed: its log is this log
+        files = build_run(config, args.note)
+        lines = files["train_log.txt"].decode("utf-8").splitlines()
+    for step, line in enumerate(lines, start=1):
+        if step % args.log_every == 0 or step in (1, config.steps):
+            print(line)
+    if args.out is not None:
+        print(f"wrote {display_path(write_run(args.out, files))}")
+    return 0

@@ -1,0 +1,309 @@
+"""Loop C on tokens: REINFORCE on fresh samples of a policy that writes text.
+
+The bandit of Milestone 1 learned which of four styles to pick. Here the policy of
+`course.token_policy` writes each completion piece by piece, `course.scorer.score` (or a
+hackable rubric of `course.rubrics`) reads the rendered text, and one update moves every
+piece's probability with the same scalar:
+
+    advantage   A_i = R_i - b_i
+    loss        L(θ) = -(1/B) Σ_i A_i · Σ_t log π_θ(y_i,t | x_i, y_i,<t)
+    update      θ <- θ - lr · ∇L(θ)
+
+with a KL penalty toward the reference policy π_ref folded into the reward, as InstructGPT
+does:
+
+    R_i = r(x_i, y_i) - β · log(π_θ(y_i | x_i) / π_ref(y_i | x_i))
+
+whose expected score-function gradient is exactly ∇(E[r] - β · KL(π_θ ‖ π_ref)).
+
+The baseline b_i is the mean R of the OTHER samples of the same prompt (leave-one-out, as
+in RLOO). Because it does not depend on sample i, the update stays an unbiased estimate of
+the gradient. A plain per-prompt mean that includes R_i would shrink every step by
+(1 - 1/B), for B samples per prompt: the same direction, a shorter step.
+
+Every batch is sampled fresh from the *current* policy (on-policy). Nothing here is PPO: no
+clipping, no critic, no value function, no framework: numpy on a CPU.
+
+The module reads top to bottom: `LearnConfig`; the reward of a completion; one update
+(`collect`, `gradient`, `reinforce_step`); training (`train`); measuring a policy on fresh
+samples; the slow-motion story of one update. The canonical runs are written by
+`course.reports.learn`; the command is `course learn` (`course.commands.learn`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from course.data import Record, load_problems, load_rollouts
+from course.formatting import fixed
+from course.paths import DATA_DIR
+from course.rubrics import RUBRICS
+from course.scorer import score
+from course.token_policy import (
+    Policy,
+    Rollouts,
+    Vocabulary,
+    fit_reference,
+    learner_for,
+    sample,
+    sequence_log_prob,
+    step_states,
+    token_log_probs,
+)
+
+# -- 1. the settings ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LearnConfig:
+    """Everything that decides a token-level training run."""
+
+    reward: str = "strict"
+    """What pays: `strict` (`course.scorer.score`) or a weak rubric of `course.rubrics`
+    (then the strict scorer is only measured, never optimised)."""
+    beta: float = 0.0
+    """KL coefficient β >= 0: the price of drifting from the reference, in reward per nat."""
+    lr: float = 1.0
+    """Step size on the tables of logits, finite and > 0. Useful range here: 0.3 to 3."""
+    batch_size: int = 8
+    """B: fresh completions per prompt per update, >= 2 (the leave-one-out baseline)."""
+    steps: int = 100
+    """Updates, >= 1."""
+    seed: int = 0
+    """Seed of the run's one generator (numpy's default PCG64), >= 0."""
+    problems: Path = DATA_DIR / "problems" / "dev.jsonl"
+    """The prompts; the policy is trained and measured on all of them."""
+    snapshot: Path = DATA_DIR / "rollouts" / "frozen_v1.jsonl"
+    """The frozen rollouts the reference policy is counted from."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.reward not in RUBRICS:
+            problems.append(f"reward: must be one of {', '.join(RUBRICS)}, got {self.reward!r}")
+        if not (math.isfinite(self.beta) and self.beta >= 0):
+            problems.append(f"beta: must be a finite number >= 0, got {self.beta}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            problems.append(f"lr: must be a finite number > 0, got {self.lr}")
+        if self.batch_size < 2:
+            problems.append(f"batch_size: must be >= 2 (leave-one-out baseline), got "
+                            f"{self.batch_size}")
+        if self.steps < 1:
+            problems.append(f"steps: must be >= 1, got {self.steps}")
+        if self.seed < 0:
+            problems.append(f"seed: must be >= 0, got {self.seed}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def setup(config: LearnConfig) -> tuple[list[Record], Policy, dict[str, Any]]:
+    """The problems, the reference policy counted from the snapshot, and the fit's report."""
+    problems = load_problems(config.problems)
+    index = {p["id"]: i for i, p in enumerate(problems)}
+    snapshot = [(index[r["id"]], r["completion"]) for r in load_rollouts(config.snapshot)
+                if r["id"] in index]
+    reference, report = fit_reference(Vocabulary(), snapshot, len(problems))
+    return problems, reference, report
+
+
+# -- 2. the reward of a completion: always the text, never the token ids --------------------------
+
+Scorer = Callable[[Mapping[str, Any], Any], Mapping[str, Any]]
+
+
+def rewards_of(scorer: Scorer, problems: Sequence[Record], rollouts: Rollouts) -> np.ndarray:
+    """(N,) the reward of each rendered completion for its own problem."""
+    return np.array([scorer(problems[x], text)["reward"]
+                     for x, text in zip(rollouts.x, rollouts.texts, strict=True)], dtype=float)
+
+
+# -- 3. one update --------------------------------------------------------------------------------
+
+@dataclass
+class Update:
+    """One REINFORCE update on B fresh completions per prompt. Arrays are (N,), N = P · B."""
+
+    rollouts: Rollouts
+    reward: np.ndarray       # r: what the optimised scorer paid
+    strict: np.ndarray       # the strict scorer's reward (= reward when training on strict)
+    log_ratio: np.ndarray    # log π_θ(y) - log π_ref(y), per completion
+    kl_steps: np.ndarray     # Σ_t KL(π_θ(·|s_t) ‖ π_ref(·|s_t)) along each completion
+    advantage: np.ndarray    # A = R - b, R = r - β log_ratio, b = leave-one-out mean of R
+    entropy: np.ndarray      # -log π_θ(y): its mean estimates the sequence entropy
+
+
+def leave_one_out_baseline(values: np.ndarray, batch_size: int) -> np.ndarray:
+    """b_i = mean of the other B - 1 values of the same prompt; values are grouped by prompt,
+    B consecutive entries each."""
+    groups = values.reshape(-1, batch_size)
+    totals = groups.sum(axis=1, keepdims=True)
+    return ((totals - groups) / (batch_size - 1)).reshape(-1)
+
+
+def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
+            rng: np.random.Generator) -> Update:
+    """Sample B fresh completions per prompt from the current learner and score them; the
+    advantages are computed, the learner is not changed yet."""
+    assert learner.base is not None, "the learner moves relative to its reference"
+    x = np.repeat(np.arange(len(problems)), config.batch_size)
+    rollouts = sample(learner, x, rng)                                  # fresh, on-policy
+    reward = rewards_of(RUBRICS[config.reward], problems, rollouts)
+    strict = reward if config.reward == "strict" else rewards_of(score, problems, rollouts)
+    kl_steps = np.zeros(len(x))
+    for state, y in step_states(learner, rollouts):                     # the exact KL per step
+        logp, logq = learner.log_probs(state), learner.base.log_probs(state)
+        kl = np.maximum(0.0, (np.exp(logp) * (logp - logq)).sum(axis=1))  # >= 0 (Gibbs)
+        kl_steps[y >= 0] += kl[y >= 0]
+    logp = sequence_log_prob(learner, rollouts)
+    log_ratio = logp - sequence_log_prob(learner.base, rollouts)
+    shaped = reward - config.beta * log_ratio                            # R = r - β log(π/π_ref)
+    advantage = shaped - leave_one_out_baseline(shaped, config.batch_size)
+    return Update(rollouts, reward, strict, log_ratio, kl_steps, advantage, -logp)
+
+
+def gradient(learner: Policy, rollouts: Rollouts, advantage: np.ndarray,
+             batch_size: int) -> list[np.ndarray]:
+    """ĝ = (1/B) Σ_i A_i Σ_t ∇θ log π_θ(y_i,t | s_i,t), one array per table of the learner:
+    for each prompt the mean over its B samples, summed over prompts (the gradient of
+    J(θ) = Σ_x E_y[R(x, y)], so that a prompt's own table moves as fast however many
+    prompts there are).
+
+    For a log-linear policy, ∇ log π(y_t | s_t) with respect to the row that state s_t reads
+    is onehot(y_t) - π(· | s_t): every table a step reads gets the same vector."""
+    grads = [np.zeros_like(table) for table in learner.tables]
+    eye = np.eye(learner.vocab.size)
+    for state, y in step_states(learner, rollouts):
+        live = y >= 0
+        score_fn = eye[np.maximum(y, 0)] - np.exp(learner.log_probs(state))  # ∇ log π(y_t)
+        weighted = (advantage * live)[:, None] * score_fn / batch_size       # A_i ∇ / B
+        for g, feature in zip(grads, learner.features, strict=True):
+            np.add.at(g, feature(state), weighted)
+    return grads
+
+
+def reinforce_step(learner: Policy, problems: Sequence[Record], config: LearnConfig,
+                   rng: np.random.Generator) -> Update:
+    """One update: `collect` fresh completions, then θ <- θ + lr · ĝ (the learner, in place)."""
+    update = collect(learner, problems, config, rng)
+    for table, g in zip(learner.tables, gradient(learner, update.rollouts, update.advantage,
+                                          config.batch_size),
+                        strict=True):
+        table += config.lr * g
+    return update
+
+
+# -- 4. training: a fresh batch every step --------------------------------------------------------
+
+@dataclass
+class StepLog:
+    """What one step measured, on the completions it sampled before its update."""
+
+    step: int
+    mean_reward: float
+    pass_at_1: float
+    kl: float
+    entropy: float
+    distinct: int
+    top: list[tuple[str, int]]
+
+
+def log_of(step: int, update: Update, top: int = 3) -> StepLog:
+    counts = Counter(update.rollouts.texts).most_common(top)
+    return StepLog(step, float(update.reward.mean()), float(update.strict.mean()),
+                   float(update.kl_steps.mean()), float(update.entropy.mean()),
+                   len(set(update.rollouts.texts)), counts)
+
+
+def train(config: LearnConfig, rng: np.random.Generator,
+          checkpoints: Sequence[int] = ()) -> tuple[Policy, Policy, list[StepLog],
+                                                    dict[int, Rollouts]]:
+    """Train from the reference for `config.steps` updates.
+
+    Returns the reference, the trained learner, one `StepLog` per step, and the raw completions
+    sampled at each step listed in `checkpoints` (the seed's "save raw outputs" rule).
+    """
+    problems, reference, _ = setup(config)
+    learner = learner_for(reference, len(problems))
+    logs, saved = [], {}
+    for step in range(1, config.steps + 1):
+        update = reinforce_step(learner, problems, config, rng)
+        logs.append(log_of(step, update))
+        if step in checkpoints:
+            saved[step] = update.rollouts
+    return reference, learner, logs, saved
+
+
+def log_line(entry: StepLog) -> str:
+    """One step on one line: reward, pass@1, KL, entropy, diversity, the favourite text."""
+    text, count = entry.top[0]
+    return (f"step {entry.step:>4}  reward {fixed(entry.mean_reward)}  pass@1 "
+            f"{fixed(entry.pass_at_1)}  KL {fixed(entry.kl)}  entropy {fixed(entry.entropy)}  "
+            f"distinct {entry.distinct:>3}  top {text!r} x{count}")
+
+
+# -- 5. measuring a policy: on fresh samples, never on someone else's -----------------------------
+
+def fresh_samples(policy: Policy, n_problems: int, per_prompt: int,
+                  rng: np.random.Generator) -> Rollouts:
+    """`per_prompt` new completions for every problem, from `policy` as it is now."""
+    return sample(policy, np.repeat(np.arange(n_problems), per_prompt), rng)
+
+
+def correct_counts(problems: Sequence[Record], rollouts: Rollouts, per_prompt: int,
+                   scorer: Scorer = score) -> np.ndarray:
+    """(P,) how many of each problem's `per_prompt` completions `scorer` pays: the c of
+    pass@k (`course.selection.pass_at_k_curve`), one per prompt."""
+    return rewards_of(scorer, problems, rollouts).reshape(-1, per_prompt).sum(axis=1)
+
+
+# -- 6. one update in slow motion -----------------------------------------------------------------
+
+def slow_motion(learner: Policy, problems: Sequence[Record], config: LearnConfig,
+                rng: np.random.Generator, which: int = 0) -> str:
+    """One update told as a story, for completion `which` of the batch: its pieces, and each
+    piece's log-probability before the update, after this completion's own term A · ∇log π
+    alone, and after the whole batch's update (which is applied to the learner)."""
+    update = collect(learner, problems, config, rng)
+    one = Rollouts(update.rollouts.x[[which]], update.rollouts.ids[[which]],
+                   [update.rollouts.texts[which]])
+    before = token_log_probs(learner, one)[0]
+    alone = np.where(np.arange(len(update.advantage)) == which, update.advantage, 0.0)
+    own_only = Policy(learner.vocab, learner.features,
+                      [table + config.lr * g for table, g in zip(
+                          learner.tables, gradient(learner, update.rollouts, alone,
+                                                   config.batch_size), strict=True)],
+                      learner.base, learner.t_max)
+    after_own = token_log_probs(own_only, one)[0]
+    for table, g in zip(learner.tables, gradient(learner, update.rollouts, update.advantage,
+                                                 config.batch_size), strict=True):
+        table += config.lr * g                                           # the real update
+    after = token_log_probs(learner, one)[0]
+    problem = problems[int(one.x[0])]
+    a = float(update.advantage[which])
+    direction = "up" if a > 0 else "down" if a < 0 else "nowhere"
+    lines = [f"prompt {problem['id']}: {problem['prompt']!r} "
+             f"(expected {problem['expected_answer']})",
+             f"sampled {one.texts[0]!r}: reward {update.reward[which]:.0f}"
+             + ("" if config.reward == "strict" else
+                f" ({config.reward}); strict {update.strict[which]:.0f}"),
+             f"advantage A = R - b = {fixed(a, signed=True)}, b = the mean R of the other "
+             f"{config.batch_size - 1} samples of this prompt.",
+             "This one number multiplies the log-prob gradient of every piece below: this "
+             "completion's own term",
+             f"moves every piece {direction}; the whole batch (its other samples, and other "
+             "prompts sharing table rows) moves them too.",
+             f"  {'t':>2}  {'piece':<16} {'before':>8} {'own term':>9} {'batch':>8}"]
+    for t, piece in enumerate(one.ids[0][one.ids[0] >= 0]):
+        lines.append(f"  {t:>2}  {learner.vocab.pieces[piece]!r:<16} {fixed(before[t]):>8} "
+                     f"{fixed(after_own[t] - before[t], signed=True):>9} "
+                     f"{fixed(after[t] - before[t], signed=True):>8}")
+    lines.append(f"  log π(y | x) {'':<9} {fixed(before.sum()):>8} "
+                 f"{fixed(after_own.sum() - before.sum(), signed=True):>9} "
+                 f"{fixed(after.sum() - before.sum(), signed=True):>8}")
+    return "\n".join(lines)

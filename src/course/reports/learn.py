@@ -1,0 +1,165 @@
+"""The token-level learning run (`course learn --out`), and what every token-level run shares.
+
+`build_run` trains the policy of `course.token_policy` with `course.learn.train` and saves:
+the per-step log (`train_log.txt`, `summary.json`), the raw completions sampled at the first,
+middle and last step (`samples/step_NNNN.jsonl`: the seed's "save raw outputs" rule), the
+learning curve, and a README. The canonical token runs (`reports.learn_selection`,
+`reports.learn_shift`, `reports.learn_hack`, `reports.learn_kl`, `reports.learn_toy_tax`) use
+the helpers below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from course.data import Record
+from course.formatting import rounded
+from course.jsonfiles import json_bytes, jsonl_bytes
+from course.learn import LearnConfig, StepLog, log_line, setup, train
+from course.paths import display_path
+from course.reports.png import figure_png
+from course.runs import RunFiles, manifest
+from course.scorer import score
+from course.token_policy import T_MAX, Rollouts
+
+REFERENCE_MADE = (
+    "Counted, not trained: each frozen completion of {snapshot} was split into the "
+    "vocabulary's pieces; pi_ref(y | problem, previous piece, digit run) mixes that problem's "
+    "own counts (weight 0.9) with counts pooled over all problems (0.1), smoothed with 0.02 per "
+    "piece so that every piece stays possible. No language model was run or downloaded.")
+
+
+def checkpoints(steps: int) -> tuple[int, ...]:
+    """The steps whose raw completions are saved: the first, the middle and the last."""
+    return tuple(sorted({1, max(1, steps // 2), steps}))
+
+
+def config_record(config: LearnConfig) -> dict[str, Any]:
+    """The config as the manifest stores it: repository-relative paths."""
+    return {**asdict(config), "problems": display_path(config.problems),
+            "snapshot": display_path(config.snapshot)}
+
+
+def reference_record(config: LearnConfig, fit: Mapping[str, Any]) -> dict[str, Any]:
+    """How the reference policy was made, for the manifest and the README."""
+    return {"made_by": REFERENCE_MADE.format(snapshot=display_path(config.snapshot)),
+            "completions_used": fit["used"], "completions_skipped": list(fit["skipped"]),
+            "max_pieces": T_MAX}
+
+
+def run_manifest(kind: str, note: str, record: Mapping[str, Any], config: LearnConfig,
+                 fit: Mapping[str, Any], record_git: bool) -> dict[str, Any]:
+    """The manifest of a token-level run: inputs pinned by sha256, the reference described."""
+    out = manifest(kind=kind, note=note, config=record,
+                   inputs={"problems": config.problems, "snapshot": config.snapshot},
+                   seed=config.seed, record_git=record_git)
+    out["reference_policy"] = reference_record(config, fit)
+    return out
+
+
+def step_rows(logs: Sequence[StepLog]) -> list[dict[str, Any]]:
+    """The per-step log as records (4 decimals): what `summary.json` stores."""
+    return [{"step": e.step, "mean_reward": rounded(e.mean_reward), "pass_at_1":
+             rounded(e.pass_at_1), "kl": rounded(e.kl), "entropy": rounded(e.entropy),
+             "distinct": e.distinct, "top": [[text, n] for text, n in e.top]} for e in logs]
+
+
+def samples_jsonl(problems: Sequence[Record], rollouts: Rollouts, reward: str) -> bytes:
+    """Raw completions with what the optimised scorer and the strict scorer said of each."""
+    from course.rubrics import RUBRICS
+
+    rows = []
+    for x, text in zip(rollouts.x, rollouts.texts, strict=True):
+        problem = problems[int(x)]
+        strict = score(problem, text)
+        rows.append({"id": problem["id"], "completion": text,
+                     "reward": RUBRICS[reward](problem, text)["reward"],
+                     "strict": strict["reward"], "code": strict["details"]["code"]})
+    return jsonl_bytes(rows)
+
+
+def saved_samples(problems: Sequence[Record], saved: Mapping[int, Rollouts],
+                  reward: str) -> RunFiles:
+    return {f"samples/step_{step:04d}.jsonl": samples_jsonl(problems, rollouts, reward)
+            for step, rollouts in sorted(saved.items())}
+
+
+def curve_png(logs: Sequence[StepLog], config: LearnConfig, title: str) -> bytes:
+    """Reward paid, strict pass@1 and KL to the reference, per step."""
+    from matplotlib.figure import Figure
+
+    steps = [e.step for e in logs]
+    fig = Figure(figsize=(7.5, 4.2))
+    ax = fig.add_subplot()
+    if config.reward != "strict":
+        ax.plot(steps, [e.mean_reward for e in logs], color="tab:orange", lw=1.5,
+                label=f"reward paid ({config.reward}), optimised")
+    ax.plot(steps, [e.pass_at_1 for e in logs], color="tab:blue", lw=1.5,
+            label="strict pass@1 on fresh samples" + (", optimised" if config.reward ==
+                                                        "strict" else ", only measured"))
+    ax.set(xlabel="update step", ylabel="share of fresh completions", ylim=(0, 1.02),
+           title=title)
+    kl_ax = ax.twinx()
+    kl_ax.plot(steps, [e.kl for e in logs], color="tab:gray", ls=":", label="KL to reference")
+    kl_ax.set_ylabel("KL(π_θ ‖ π_ref), nats per completion")
+    handles = ax.get_legend_handles_labels()[0] + kl_ax.get_legend_handles_labels()[0]
+    ax.legend(handles=handles, loc="center right", fontsize=8)
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def render_readme(config: LearnConfig, note: str, logs: Sequence[StepLog],
+                  fit: Mapping[str, Any]) -> str:
+    first, last = logs[0], logs[-1]
+    lines = [
+        "# Loop C on tokens: a policy that writes text",
+        "",
+        f"Note: {note.strip()}",
+        "",
+        f"REINFORCE on fresh samples: {config.batch_size} completions per prompt per step, "
+        f"{config.steps} steps, reward `{config.reward}`, β = {config.beta}, lr = {config.lr}, "
+        f"seed {config.seed}. Every completion is rendered to text and scored as text.",
+        "",
+        "| | step 1 | last step |",
+        "| --- | --- | --- |",
+        f"| reward paid | {first.mean_reward:.3f} | {last.mean_reward:.3f} |",
+        f"| strict pass@1 (fresh samples) | {first.pass_at_1:.3f} | {last.pass_at_1:.3f} |",
+        f"| KL to reference (nats) | {first.kl:.3f} | {last.kl:.3f} |",
+        f"| distinct completions in the batch | {first.distinct} | {last.distinct} |",
+        "",
+        "## The reference policy",
+        "",
+        reference_record(config, fit)["made_by"],
+        f"{fit['used']} completions counted, {len(fit['skipped'])} skipped (a character no "
+        f"piece spells, or more than {T_MAX} pieces).",
+        "",
+        "## Files",
+        "",
+        "- `train_log.txt`: one line per step (reward, pass@1, KL, entropy, distinct, the most "
+        "frequent completion).",
+        "- `samples/step_NNNN.jsonl`: every completion sampled at that step, with both rewards.",
+        "- `learning_curve.png`, `summary.json`, `manifest.json`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Train once from `config.seed` and return the run folder's files."""
+    problems, _, fit = setup(config)
+    _, _, logs, saved = train(config, np.random.default_rng(config.seed),
+                              checkpoints(config.steps))
+    summary = {"kind": "learn", "steps": step_rows(logs)}
+    return {
+        "README.md": render_readme(config, note, logs, fit).encode("utf-8"),
+        "learning_curve.png": curve_png(logs, config, "Loop C on tokens"),
+        "manifest.json": json_bytes(run_manifest("learn", note, config_record(config), config,
+                                                 fit, record_git)),
+        **saved_samples(problems, saved, config.reward),
+        "summary.json": json_bytes(summary),
+        "train_log.txt": ("\n".join(log_line(e) for e in logs) + "\n").encode("utf-8"),
+    }
