@@ -30,7 +30,20 @@ from course.kl import KLConfig
 from course.mdp import MDPConfig
 from course.paths import DATA_DIR, RUNS_DIR, display_path
 from course.peers import ComparisonConfig
-from course.reports import bandit, evaluation, goodhart, kl, mdp, peers, rubrics, selection
+from course.reports import (
+    bandit,
+    evaluation,
+    goodhart,
+    kl,
+    learn_hack,
+    learn_kl,
+    learn_selection,
+    learn_toy_tax,
+    mdp,
+    peers,
+    rubrics,
+    selection,
+)
 from course.rubrics import MatrixConfig
 from course.selection import SelectionConfig
 
@@ -62,6 +75,21 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_008": lambda: goodhart.build_run(GoodhartConfig(), (
         "Goodhart toy: REINFORCE on the answer_anywhere proxy, the strict scorer only measured."),
         record_git=False),
+    "run_009": lambda: learn_selection.build_run(learn_selection.CONFIG, (
+        "Loop C on tokens against Loop B at equal compute: strict reward, fresh samples, "
+        "pass@k before and after."), record_git=False),
+    "run_010": lambda: learn_hack.build_shift_run(learn_hack.CONFIG, (
+        "Distribution shift on tokens: the proxy-trained policy on the frozen snapshot versus "
+        "its own fresh samples."), record_git=False),
+    "run_011": lambda: learn_hack.build_run(learn_hack.CONFIG, (
+        "Loop C on tokens with answer_anywhere as the reward: the hack the optimiser assembles, "
+        "strict only measured."), record_git=False),
+    "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, (
+        "KL sweep on tokens: run_011's proxy training for five values of beta."),
+        record_git=False),
+    "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
+        "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
+        "sample."), record_git=False),
 }
 """Run name -> function that rebuilds that run's files, deterministically. Every builder has
 the same contract: `build_run(config, note, *, record_git=True)`."""
