@@ -85,7 +85,9 @@ class Vocabulary:
 
     def encode(self, text: str) -> list[int] | None:
         """`text` as pieces by greedy longest match, `<eos>` appended; None if some character
-        is in no piece (a no-break space, `+`, `=`: the policy cannot write it)."""
+        is in no piece (a no-break space, `+`, `=`: the policy cannot write it). Greedy is exact
+        for `PIECES`, where a text splits into pieces in only one way (tests check it); with
+        overlapping pieces it could miss a spelling."""
         by_length = sorted(range(1, self.size), key=lambda i: -len(self.pieces[i]))
         ids, at = [], 0
         while at < len(text):
