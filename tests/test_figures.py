@@ -7,7 +7,6 @@ import pytest
 from course.paths import RUNS_DIR
 from course.reports.figures import (
     FIGURES,
-    FROZEN_SET_SIZE,
     LATER_SAMPLES,
     RUNNING_EXAMPLE,
     distribution_shift_data,
@@ -33,26 +32,28 @@ def test_figure_is_a_reproducible_png(name):
     assert first == second
 
 
-def test_distribution_shift_reads_run_008_before_and_after():
-    styles = read_json(RUNS_DIR / "run_008", "summary.json")["styles"]
+def test_distribution_shift_reads_run_010_snapshot_and_trained_policy():
+    summary = read_json(RUNS_DIR / "run_010", "summary.json")
     data = distribution_shift_data()
-    assert data["styles"] == tuple(styles)
-    # π_0 is the policy at step 0 and π_t the one after the last step, not the other way round.
-    for s, style in enumerate(data["styles"]):
-        assert data["pi_0"][s] == pytest.approx(styles[style]["initial_probability"], abs=2e-4)
-        assert data["pi_t"][s] == pytest.approx(styles[style]["final_probability"], abs=2e-4)
-    assert data["frozen"].sum() == FROZEN_SET_SIZE and data["later"].sum() == LATER_SAMPLES
-    # The trained policy lives in `spray`, where the frozen snapshot has almost nothing.
-    spray = data["styles"].index("spray")
-    assert data["later"][spray] > 0.9 * LATER_SAMPLES > data["frozen"][spray]
+    assert data["groups"] == ("correct", "wrong answer", "not an integer", "other failures")
+    # π_0 is the frozen snapshot and π_t the trained policy's fresh samples, not the reverse.
+    assert data["pi_0"][0] == summary["stale"]["codes"]["correct"] == 0.5667
+    assert data["pi_t"][0] == summary["fresh_trained"]["codes"]["correct"]
+    assert data["pi_t"][2] == summary["fresh_trained"]["codes"]["not_an_integer"]
+    assert data["pi_0"].sum() == pytest.approx(1.0) and data["pi_t"].sum() == pytest.approx(1.0)
+    assert data["frozen"].tolist() == [34, 9, 3, 14]            # the 60 snapshot completions
+    assert abs(data["later"].sum() - LATER_SAMPLES) <= 2
+    # The trained policy lives among unreadable answers, where the snapshot has 3 examples.
+    assert int(np.argmax(data["pi_t"] - data["pi_0"])) == 2
 
 
 def test_distribution_shift_draws_its_data():
     data = distribution_shift_data()
     drawn = "\n".join(texts(distribution_shift_figure(data)))
-    for s, style in enumerate(data["styles"]):
-        assert (f"{style}\nπ_0 = {data['pi_0'][s]:.2f}, π_t = {data['pi_t'][s]:.2f}\n"
-                f"frozen examples: {data['frozen'][s]}") in drawn
+    for g, group in enumerate(data["groups"]):
+        assert (f"{group}\nπ_0 = {data['pi_0'][g]:.2f}, π_t = {data['pi_t'][g]:.2f}\n"
+                f"frozen examples: {data['frozen'][g]}") in drawn
+    assert "run_010" in drawn
 
 
 def test_gradient_connection_uses_the_scorer_the_tokenizer_and_run_001():

@@ -6,9 +6,10 @@ PNG bytes (`course.reports.png.figure_png`, reproducible); the site renders them
 into `assets/figures/` (see `site_hooks/figures.py`), so a figure cannot drift from the code
 or the run it illustrates.
 
-- `distribution_shift`: the Goodhart toy's policy before and after training on a proxy, read
-  from `runs/run_008/summary.json`, with a frozen data set sampled from the policy before:
-  the trained policy puts its mass where the frozen set has almost no examples, a blind spot.
+- `distribution_shift`: the frozen snapshot (written by π_0) and the fresh samples of the token
+  policy trained on a proxy (π_t), as shares of failure codes read from
+  `runs/run_010/summary.json`: π_t puts its mass where the snapshot has almost no examples,
+  a blind spot.
 - `gradient_connection`: the token chain of `Final: 323`, one scalar advantage A from
   `score()` and run_001's mean reward, and the same A multiplying every token's
   log-probability gradient.
@@ -36,7 +37,8 @@ FROZEN_SET_SIZE = 60
 """How many completions the frozen snapshot holds (as many as our dev split)."""
 LATER_SAMPLES = 400
 """How many completions of the trained policy the sketch draws."""
-CLUSTER_CENTRES = {"honest": (0.0, 1.6), "vague": (-1.8, -0.9), "spray": (1.9, -0.9)}
+CLUSTER_CENTRES = {"correct": (-1.9, 1.7), "wrong answer": (1.9, 1.7),
+                   "not an integer": (1.9, -1.0), "other failures": (-1.9, -1.0)}
 """Where each style sits in the sketch's 2-D 'completion space' (layout only, not data)."""
 
 
@@ -46,48 +48,58 @@ def _figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height))
 
 
-def distribution_shift_data(run: Path = RUNS_DIR / "run_008", seed: int = 0) -> dict[str, Any]:
-    """The Goodhart toy's style probabilities at step 0 (π_0) and at the last step (π_t), read
-    from the run's `summary.json`, and how many completions of each style a frozen snapshot
-    of `FROZEN_SET_SIZE` draws from π_0 and `LATER_SAMPLES` draws from π_t hold.
+GROUPS = {"correct": ("correct",), "wrong answer": ("wrong_answer",),
+          "not an integer": ("not_an_integer",)}
+"""The clusters of the sketch: failure codes of the strict scorer; every other code is
+"other failures"."""
 
-    Returns `{styles, pi_0, pi_t, frozen, later}`; the last four are (S,) arrays in `styles`
-    order (probabilities renormalised after the run's 4-decimal rounding).
+
+def distribution_shift_data(run: Path = RUNS_DIR / "run_010") -> dict[str, Any]:
+    """What the frozen snapshot holds (π_0's completions, scored) and what the trained token
+    policy writes (π_t's fresh samples, scored), as shares per cluster of failure codes, read
+    from the run's `summary.json` (run_010: trained on the `answer_anywhere` proxy).
+
+    Returns `{groups, pi_0, pi_t, frozen, later}`: shares (S,) and the number of dots drawn
+    for each, `FROZEN_SET_SIZE` for the snapshot and `LATER_SAMPLES` for π_t.
     """
-    summary = read_json(run, "summary.json")["styles"]
-    styles = tuple(summary)
-    pi_0 = np.array([summary[s]["initial_probability"] for s in styles])
-    pi_t = np.array([summary[s]["final_probability"] for s in styles])
-    pi_0, pi_t = pi_0 / pi_0.sum(), pi_t / pi_t.sum()
-    rng = np.random.default_rng(seed)
-    return {"styles": styles, "pi_0": pi_0, "pi_t": pi_t,
-            "frozen": rng.multinomial(FROZEN_SET_SIZE, pi_0),
-            "later": rng.multinomial(LATER_SAMPLES, pi_t)}
+    summary = read_json(run, "summary.json")
+    names = (*GROUPS, "other failures")
+
+    def shares(codes: dict[str, float]) -> np.ndarray:
+        grouped = [sum(codes.get(c, 0.0) for c in GROUPS[name]) for name in GROUPS]
+        return np.array([*grouped, max(0.0, 1.0 - sum(grouped))])
+
+    pi_0, pi_t = shares(summary["stale"]["codes"]), shares(summary["fresh_trained"]["codes"])
+    return {"groups": names, "pi_0": pi_0, "pi_t": pi_t, "steps": summary["steps"],
+            "frozen": np.rint(pi_0 * FROZEN_SET_SIZE).astype(int),
+            "later": np.rint(pi_t * LATER_SAMPLES).astype(int)}
 
 
 def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
-    """Frozen data from π_0 versus completions of π_t: one cluster per style, sized by counts."""
+    """Frozen data from π_0 versus completions of π_t: one cluster per group of failure codes,
+    one dot per completion; the blind spot is where π_t's share most exceeds π_0's."""
     pi_0, pi_t, frozen, later = data["pi_0"], data["pi_t"], data["frozen"], data["later"]
     rng = np.random.default_rng(seed)
-    fig = _figure(8.0, 4.6)
+    fig = _figure(8.0, 4.8)
     ax = fig.add_subplot()
-    for s, style in enumerate(data["styles"]):
-        cx, cy = CLUSTER_CENTRES[style]
-        old = rng.normal((cx, cy), 0.35, size=(frozen[s], 2))
-        new = rng.normal((cx, cy), 0.45, size=(later[s], 2))
+    for g, group in enumerate(data["groups"]):
+        cx, cy = CLUSTER_CENTRES[group]
+        old = rng.normal((cx, cy), 0.28, size=(frozen[g], 2))
+        new = rng.normal((cx, cy), 0.34, size=(later[g], 2))
         ax.scatter(new[:, 0], new[:, 1], s=8, color="tab:orange", alpha=0.35,
-                   label="π_t (after training)" if s == 0 else None)
+                   label=f"π_t: fresh samples after {data['steps']} steps" if g == 0 else None)
         ax.scatter(old[:, 0], old[:, 1], s=22, color="tab:blue", edgecolor="white", lw=0.5,
-                   label="frozen set, sampled from π_0" if s == 0 else None)
-        ax.annotate(f"{style}\nπ_0 = {pi_0[s]:.2f}, π_t = {pi_t[s]:.2f}\n"
-                    f"frozen examples: {frozen[s]}", (cx, cy - 1.25), ha="center", fontsize=8.5)
-    spray = CLUSTER_CENTRES["spray"]
-    ax.add_patch(_ellipse(spray, "tab:red"))
+                   label="the frozen snapshot, from π_0" if g == 0 else None)
+        ax.annotate(f"{group}\nπ_0 = {pi_0[g]:.2f}, π_t = {pi_t[g]:.2f}\n"
+                    f"frozen examples: {frozen[g]}", (cx, cy - 1.55), ha="center", fontsize=8)
+    blind = data["groups"][int(np.argmax(pi_t - pi_0))]
+    centre = CLUSTER_CENTRES[blind]
+    ax.add_patch(_ellipse(centre, "tab:red"))
     ax.annotate("blind spot: where π_t lives,\nthe frozen set barely looks",
-                (spray[0], spray[1] + 0.9), ha="center", color="tab:red", fontsize=9)
-    ax.set(xlim=(-3.4, 3.6), ylim=(-3.0, 3.0), xticks=[], yticks=[],
-           title="Frozen rollouts lie about the future: π_0 versus π_t (Goodhart toy, run_008)")
-    ax.legend(loc="upper left", fontsize=8.5)
+                (centre[0] - 2.2, centre[1] - 0.2), ha="center", color="tab:red", fontsize=9)
+    ax.set(xlim=(-3.6, 3.6), ylim=(-3.0, 2.9), xticks=[], yticks=[],
+           title="Frozen rollouts lie about the future: π_0 versus π_t (token policy, run_010)")
+    ax.legend(loc="upper center", fontsize=8)
     fig.tight_layout()
     return fig
 
