@@ -10,8 +10,13 @@ of its own), writes `runs/index.md` listing every run, and fills the `Runs` entr
 Nothing is written into docs/.
 
 Everything shown comes from files, and some of it is untrusted: a completion is whatever the
-policy produced, `<script>` included. So every value is rendered by `render_value`, which
-HTML-escapes all text, and the README is included with raw HTML disabled (`readme_markdown`).
+policy produced, `<script>` included, and a problem id or a run note is whatever its author
+typed. So every value is rendered by `render_value`, which HTML-escapes all text; the README
+(and any other `.md` report) is made inert by `readme_markdown`: no raw HTML, no link except a
+plain one to a relative or http(s) address, no attribute list, no math, and code fences that
+every reader of the page (site_hooks/fences.py, pymdownx.superfences) opens and closes on the
+same lines; and no line of a generated page can act as a `--8<--` snippet (`inert_snippets`),
+which pymdownx.snippets would otherwise expand anywhere, even inside a code fence.
 
 Set `COURSE_SITE_EXTRA_RUNS=<folder>` to add the `run_*` folders of another directory (the
 site tests add a fixture run that way).
@@ -28,11 +33,13 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
+from pymdownx.snippets import SnippetPreprocessor
 
 log = get_plugin_logger(__name__)
 
@@ -149,8 +156,7 @@ def render_sections(value: Mapping[str, Any], level: int = 3) -> list[str]:
     for key, item in value.items():
         if key in narrow:
             continue
-        label = str(key).replace("`", "'").replace("\n", " ")  # a code span escapes the rest
-        parts += [f"{'#' * level} `{label}`", ""]
+        parts += [f"{'#' * level} {code_label(str(key))}", ""]
         if isinstance(item, Mapping) and level < 6:
             parts += render_sections(item, level + 1)
         else:
@@ -166,44 +172,126 @@ def html_block(inner: str, kind: str = "") -> str:
 
 # -- 2. the run's own README, included safely ------------------------------------------------
 
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+"""A fence line as site_hooks/fences.py reads it (the most lenient reader of the page)."""
 _HEADING = re.compile(r"^#{1,5} ")
-_CODE_SPAN = re.compile(r"(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`)")
-_PYTHON_INFO = re.compile(r"^\s*(?:\{\s*\.?)?(?:python|py|python3)\b")
+_CODE_SPAN = re.compile(r"(?<!\\)(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)")
+_LANG = re.compile(r"[A-Za-z0-9_+-]+")
+_PYTHON = {"python", "py", "python3"}
+_RENDERED = {"mermaid", "math"}   # fences the site would draw rather than show
+_SAFE_LINK = re.compile(r"!?\[(?P<text>[^\[\]\\`<{$&\n]*)\]\((?P<url>[\w!#%+,./:;=?@~-]+)\)",
+                        re.ASCII)
+_SCHEME = re.compile(r"^[^/?#]*:")
+_SAFE_SCHEME = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
+_TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "<": "&lt;", "[": "\\[", "{": "\\{",
+                               "$": "\\$"})
+"""Markdown text that would not stay text: raw HTML and autolinks (`<`), links and images
+(`[`), attribute lists (`{`), math (`$`, and `\\(` once the backslash is doubled), code spans."""
 
 
-def _escape_outside_code(line: str) -> str:
+def _fence_info(info: str) -> str:
+    """A fence's info string reduced to one language word (Python blocks become `notest`:
+    a run shows commands, it is not a lesson to execute; diagram fences become `text`)."""
+    words = _LANG.findall(info)
+    lang = words[0].lower() if words else ""
+    if lang in _PYTHON:
+        return "{.python .notest}"
+    return "text" if lang in _RENDERED else lang
+
+
+def _code_html(code: str) -> str:
+    """A code span as an HTML `<code>` element whose characters, but for letters, digits and
+    spaces, are character references: Markdown can find nothing in it, whichever backticks it
+    pairs, and the reader sees the same text as in the code span."""
+    return "<code>" + "".join(ch if ch.isalnum() or ch == " " else f"&#{ord(ch)};"
+                              for ch in code.strip()) + "</code>"
+
+
+def _is_safe_url(url: str, image: bool) -> bool:
+    """A relative address, or for a link an http(s) or mailto one: never `javascript:` and
+    the like, and never an image from another host (the site loads nothing from the network)."""
+    if image:
+        return not _SCHEME.match(url) and not url.startswith("//")
+    return bool(_SAFE_SCHEME.match(url)) or not _SCHEME.match(url)
+
+
+def _inert_text(text: str) -> str:
+    """Markdown text (no code span in it) that can only show text, plain links and images."""
+    out, last = [], 0
+    for link in _SAFE_LINK.finditer(text):
+        if _is_safe_url(link["url"], image=link.group().startswith("!")):
+            out += [text[last:link.start()].translate(_TEXT_ESCAPES), link.group()]
+            last = link.end()
+    out.append(text[last:].translate(_TEXT_ESCAPES))
+    return "".join(out)
+
+
+def _inert_line(line: str) -> str:
+    """A README line outside code fences: code spans become `_code_html`, the rest
+    `_inert_text` (so a `<` in it is `&lt;`, a leftover backtick is escaped)."""
     out, last = [], 0
     for span in _CODE_SPAN.finditer(line):
-        out += [line[last:span.start()].replace("<", "&lt;"), span.group()]
+        out += [_inert_text(line[last:span.start()]), _code_html(span["code"])]
         last = span.end()
-    out.append(line[last:].replace("<", "&lt;"))
+    out.append(_inert_text(line[last:]))
     return "".join(out)
 
 
 def readme_markdown(text: str, demote: bool = True) -> str:
-    """A run's Markdown made safe to render: raw HTML shown as text (a `<` outside code is
-    escaped) and Python blocks marked `notest` (a run shows commands; it is not a lesson to
-    execute). With `demote`, headings go one level deeper, so that a README's `#` title becomes
-    a `##` section of the run page."""
+    """A run's Markdown made inert. Outside code fences, `_inert_line`. Fences are rewritten
+    so that every reader agrees where they are: each line site_hooks/fences.py would take for
+    an opening or closing fence becomes a canonical one at the margin (the info string reduced
+    by `_fence_info`), and a fence left open is closed. Lines are cut at "\\n" and "\\r", as
+    Markdown cuts them. With `demote`, headings go one level deeper, so that a README's `#`
+    title becomes a `##` section of the run page. Apply `inert_snippets` to the whole page."""
     lines, fence = [], None
-    for line in text.splitlines():
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         match = _FENCE.match(line)
         if fence is not None:
             if match and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence) \
                     and not match["info"].strip():
-                fence = None
+                line, fence = fence, None
             lines.append(line)
-        elif match:
+        elif match and not (match["fence"][0] == "`" and "`" in match["info"]):
             fence = match["fence"]
-            if _PYTHON_INFO.match(match["info"]):
-                line = f"{match['indent']}{fence}{{.python .notest}}"
-            lines.append(line)
+            lines.append(fence + _fence_info(match["info"]))
         elif demote and _HEADING.match(line):
-            lines.append("#" + _escape_outside_code(line))
+            lines.append("#" + _inert_line(line))
         else:
-            lines.append(_escape_outside_code(line))
+            lines.append(_inert_line(line))
+    if fence is not None:
+        lines.append(fence)
     return "\n".join(lines)
+
+
+def inert_snippets(markdown: str) -> str:
+    """Markdown in which no line acts as a pymdownx.snippets marker (an inline `--8<-- "file"`,
+    a block `--8<--`, a `--8<-- [start:name]` section line). Such a line gets one more `;`
+    before its marker, the extension's own escape: it removes that `;` and shows the line as
+    written. Snippets are expanded before anything else, inside code fences too, so this runs
+    on a whole generated page, exactly once."""
+    lines = markdown.split("\n")
+    for number, line in enumerate(lines):
+        match = SnippetPreprocessor.RE_ALL_SNIPPETS.match(line)
+        if match is None and "8<-" in line:
+            match = SnippetPreprocessor.RE_SNIPPET_SECTION.match(line)
+        if match is not None:
+            at = match.start("escape")
+            lines[number] = f"{line[:at]};{line[at:]}"
+    return "\n".join(lines)
+
+
+def code_label(text: str) -> str:
+    """A key or file name as a one-line code span for a heading."""
+    return "`" + re.sub(r"[\r\n]", " ", text.replace("`", "'")) + "`"
+
+
+def file_link(name: str, image: bool = False) -> str:
+    """A Markdown link (or image) to a file of the run folder: the label is inert text and the
+    address is percent-encoded, so no file name can become markup or another kind of URL."""
+    label = re.sub(r"[\r\n]", " ", Path(name).stem if image else name)
+    label = label.translate(_TEXT_ESCAPES).replace("]", "\\]")
+    return f"{'!' if image else ''}[{label}]({quote(name)})"
 
 
 # -- 3. artifacts: JSONL examples and CSV tables ---------------------------------------------
@@ -232,10 +320,21 @@ def pick_examples(records: Sequence[Mapping[str, Any]], limit: int = EXAMPLES_LI
     return picked[:limit]
 
 
+def split_lines(text: str) -> list[str]:
+    """`text` cut at "\\n" only, as JSON Lines are (a "\\r" ending a line is dropped, and a final
+    newline makes no empty last line). `str.splitlines` would also cut at U+2028, U+2029 and
+    U+0085, which a JSON string written with `ensure_ascii=False` holds raw, and at the form
+    feeds and separators (\\x0b, \\x0c, \\x1c-\\x1e) a log may hold."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def read_jsonl(path: Path) -> list[Any]:
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
+    for number, line in enumerate(split_lines(path.read_text(encoding="utf-8")), start=1):
+        if line.strip(" \t"):
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as err:
@@ -249,9 +348,9 @@ def jsonl_section(path: Path) -> str:
     picked = pick_examples(objects)
     how = (f"up to {EXAMPLES_PER_GROUP} per failure code"
            if any(_group_of(r) is not None for r in objects) else "the first ones")
-    lines = [f"### `{path.name}`", "",
+    lines = [f"### {code_label(path.name)}", "",
              f"{len(records)} records; {len(picked)} shown ({how}). "
-             f"The whole file: [{path.name}]({path.name}).", ""]
+             f"The whole file: {file_link(path.name)}.", ""]
     if picked:
         table = render_records(picked, cell=render_compact)
         if len(picked) > EXAMPLES_OPEN:
@@ -263,12 +362,12 @@ def jsonl_section(path: Path) -> str:
 
 def csv_section(path: Path) -> str:
     rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-    lines = [f"### `{path.name}`", ""]
+    lines = [f"### {code_label(path.name)}", ""]
     if not rows:
         return "\n".join([*lines, "(empty file)", ""])
     header, body = rows[0], rows[1:]
     shown = body[:CSV_ROWS_LIMIT]
-    lines += [f"{len(body)} rows; {len(shown)} shown. The whole file: [{path.name}]({path.name}).",
+    lines += [f"{len(body)} rows; {len(shown)} shown. The whole file: {file_link(path.name)}.",
               ""]
     head = " ".join(f"<th>{esc(cell)}</th>" for cell in header)
     cells = " ".join("<tr>" + " ".join(f"<td>{render_text(c)}</td>" for c in row) + "</tr>"
@@ -278,12 +377,12 @@ def csv_section(path: Path) -> str:
 
 
 def log_section(path: Path) -> str:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = split_lines(path.read_text(encoding="utf-8"))
     shown = lines[:LOG_LINES_LIMIT]
     return "\n".join([
-        f"### `{path.name}`", "",
+        f"### {code_label(path.name)}", "",
         f"{len(lines)} lines; {'the first ' if len(shown) < len(lines) else ''}{len(shown)} "
-        f"shown. The whole file: [{path.name}]({path.name}).", "",
+        f"shown. The whole file: {file_link(path.name)}.", "",
         html_block(f'<pre class="course-log"><code>{esc(chr(10).join(shown))}</code></pre>'),
     ])
 
@@ -300,8 +399,10 @@ def read_json(path: Path) -> Any:
 def run_title(name: str, manifest: Mapping[str, Any]) -> str:
     """`run_001 · eval`: the folder name and the manifest's kind (plain characters only, as
     the title also goes into the navigation of every page)."""
-    kind = re.sub(r"[^\w .:+-]", "?", str(manifest.get("kind", "run")))
-    return f"{name} · {kind}"
+    def plain(text: str) -> str:
+        return re.sub(r"[^\w .:+-]", "?", text)
+
+    return f"{plain(name)} · {plain(str(manifest.get('kind', 'run')))}"
 
 
 def run_page(folder: Path) -> str:
@@ -327,7 +428,7 @@ def run_page(folder: Path) -> str:
                     else [html_block(render_value(data)), ""])]
     shown_in_readme = readme.read_text(encoding="utf-8") if readme.is_file() else ""
     if plots := [p for p in files if p.suffix == ".png" and f"]({p.name})" not in shown_in_readme]:
-        parts += ["## Plots", ""] + [f"![{p.stem}]({p.name})\n" for p in plots]
+        parts += ["## Plots", ""] + [f"{file_link(p.name, image=True)}\n" for p in plots]
     if tables := [p for p in files if p.suffix == ".csv"]:
         parts += ["## Tables", ""] + [csv_section(p) for p in tables]
     if logs := [p for p in files if p.suffix == ".txt"]:
@@ -337,11 +438,11 @@ def run_page(folder: Path) -> str:
                   "Raw records, shown as stored (text escaped, nothing normalised). Look at "
                   "them before trusting a number.", ""] + [jsonl_section(p) for p in examples]
     parts += ["## Files", ""]
-    parts += [f"- [{p.name}]({p.name}) ({p.stat().st_size} bytes"
+    parts += [f"- {file_link(p.name)} ({p.stat().st_size} bytes"
               f"{', shown as a page' if p.suffix == '.md' else ''})" for p in files
               if p.name != "README.md"]
     parts += ["", "[All runs](../index.md)", ""]
-    return "\n".join(parts)
+    return inert_snippets("\n".join(parts))
 
 
 def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
@@ -366,7 +467,7 @@ def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
                     f"<td>{render_value(manifest.get('note'))}</td></tr>")
     table = ("<table><thead><tr><th>run</th> <th>kind</th> <th>scorer</th> <th>note</th></tr>"
              f"</thead><tbody>{' '.join(rows)}</tbody></table>")
-    return "\n".join([*lines, html_block(table), ""])
+    return inert_snippets("\n".join([*lines, html_block(table), ""]))
 
 
 # -- 5. the mkdocs hooks ---------------------------------------------------------------------
@@ -434,7 +535,7 @@ def _add_files(files: Files, config: MkDocsConfig) -> None:
                 continue  # it is the top of the run page
             if path.suffix == ".md":  # another report: a page of its own, linked from the run
                 add(File.generated(config, src_uri, inclusion=InclusionLevel.NOT_IN_NAV,
-                                   content=readme_markdown(path.read_text(encoding="utf-8"),
-                                                           demote=False)))
+                                   content=inert_snippets(readme_markdown(
+                                       path.read_text(encoding="utf-8"), demote=False))))
             else:
                 add(File.generated(config, src_uri, abs_src_path=str(path)))

@@ -7,11 +7,15 @@ differ in layout:
 - `fixed` and `vector`: a number (or a row of them) printed in a log, 3 decimals by default;
 - `percent`: a rate printed as a percentage with one decimal;
 - `markdown_table`, `code_span`, `plain_cell`: Markdown tables in run READMEs whose cells
-  survive any completion text.
+  survive any completion text;
+- `prose_text`, `inline_code`, `fence_text`: any other untrusted string (a problem id, a run
+  note, a path) in a README, as inert text: in prose, in a code span, or on a line of a code
+  fence. Each is built on `one_line`, and each returns ordinary text unchanged.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import SupportsFloat
 
@@ -46,11 +50,70 @@ def code_span(completion: str) -> str:
 
 
 def plain_cell(text: str) -> str:
-    """An id or class name for a Markdown table cell: a literal `|` would split the cell."""
-    return text.replace("|", "\\|")
+    """An id or class name for a Markdown table cell: `prose_text`, which also escapes the
+    `|` that would split the cell."""
+    return prose_text(text)
 
 
 def markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
     """A Markdown table as lines: the header, the separator, one line per row of cells."""
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
             *("| " + " | ".join(cells) + " |" for cells in lines)]
+
+
+# -- untrusted strings in Markdown -------------------------------------------------------------
+
+def one_line(text: str) -> str:
+    """`text` as one line of visible characters, in the notation of a Python string literal:
+    a backslash is doubled and every character that is not printable (a line break of any
+    kind, a tab, a control or format character, NBSP, ...) is written as its escape (`\\n`,
+    `\\u2028`). Printable text without a backslash is returned as it is."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(ch if ch.isprintable() and ch != "\\" else repr(ch)[1:-1] for ch in text)
+
+
+_SNIPPET_MARK = re.compile(r"(?<=8)<(?=-)")
+
+
+def _code_text(text: str) -> str:
+    """`one_line(text)` with the `<` of a `--8<--` marker written `\\x3c`: the site's Markdown
+    (pymdownx.snippets) acts on such a line before anything else, even inside code."""
+    return _SNIPPET_MARK.sub(r"\\x3c", one_line(text))
+
+_PROSE_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "[": "\\[", "{": "\\{", "|": "\\|",
+                                "$": "\\$", "#": "\\#", "<": "&lt;", "&": "&amp;"})
+
+
+def prose_text(text: str) -> str:
+    """`text` as inert Markdown prose, one line, shown as `one_line(text)`: no raw HTML
+    (`<`, `&`), no link or image (`[`), no attribute list (`{`), no math (`$`), no code span,
+    no table cell break (`|`). If the value begins a line, it cannot begin a block either
+    (heading, list, quote, admonition, ...): a leading punctuation character becomes an HTML
+    character reference, and `1.` becomes `1\\.`. Emphasis marks (`*`, `_`) are left alone:
+    they can only style the text, and ids such as `multiple_answers` keep their bytes."""
+    line = one_line(text).translate(_PROSE_ESCAPES)
+    if line and not line[0].isalnum() and line[0] not in "\\&":
+        line = f"&#{ord(line[0])};{line[1:]}"
+    return re.sub(r"^(\d+)([.)])", r"\1\\\2", line)
+
+
+def inline_code(text: str) -> str:
+    """`text` as one Markdown code span, shown as `one_line(text)` (`--8<--` as `--8\\x3c--`):
+    the delimiter is one backtick longer than any run of backticks inside, so nothing can close
+    the span early."""
+    shown = _code_text(text)
+    ticks = "`" * (1 + max(map(len, re.findall("`+", shown)), default=0))
+    pad = " " if shown[:1] == "`" or shown[-1:] == "`" or not shown.strip() else ""
+    return f"{ticks}{pad}{shown}{pad}{ticks}"
+
+
+def fence_text(text: str) -> str:
+    """`text` for a line inside a Markdown code fence, shown as `one_line(text)`: it cannot end
+    the line, close the fence (a leading run of three backticks or tildes starts with its
+    escape, `\\x60` or `\\x7e`), or form a `--8<--` snippet marker (`<` there is `\\x3c`)."""
+    line = _code_text(text)
+    body = line.lstrip(" ")
+    if body[:3] in ("```", "~~~"):
+        line = f"{line[:len(line) - len(body)]}\\x{ord(body[0]):02x}{body[1:]}"
+    return line

@@ -126,11 +126,54 @@ def test_readme_cannot_inject_html_but_keeps_code():
     ])
     out = run_pages.readme_markdown(readme).splitlines()
     assert out[0] == "## Title &lt;b>x&lt;/b>"
-    assert out[1] == "Raw &lt;img src=x onerror=alert(1)> and `<kept>` in code"
+    # a code span becomes an HTML <code> holding character references: it shows the same text,
+    # and no pairing of backticks Markdown might choose can expose its content as markup
+    assert out[1] == "Raw &lt;img src=x onerror=alert(1)> and <code>&#60;kept&#62;</code> in code"
     assert out[2:5] == ["```text", "# not a heading <still raw>", "```"]
     assert out[5] == "```{.python .notest}"
     assert out[8] == "~~~{.python .notest}"
     assert run_pages.readme_markdown("# Report", demote=False) == "# Report"
+
+
+@pytest.mark.parametrize(("readme", "expected"), [
+    ("  ```python notest\nx = 1\n  ```", "```{.python .notest}\nx = 1\n```"),  # to the margin
+    ("```!!\n<b>\n```", "```\n<b>\n```"),            # an info string no reader disagrees on
+    ("~~~ {.text title='t'}\nx\n~~~", "~~~text\nx\n~~~"),
+    ("```mermaid\ngraph LR\n```", "```text\ngraph LR\n```"),  # shown, not drawn
+    ("```text\nx\n````\n<i>", "```text\nx\n```\n&lt;i>"),  # the closer superfences missed
+    ("```text\n<b>", "```text\n<b>\n```"),              # a fence left open is closed
+    ("a\rb", "a\nb"),                                     # Markdown's line breaks, no others
+    ("a\u2028b", "a\u2028b"),
+])
+def test_readme_fences_are_rewritten_so_every_reader_agrees(readme, expected):
+    assert run_pages.readme_markdown(readme, demote=False) == expected
+
+
+@pytest.mark.parametrize(("line", "shown"), [
+    ("See ![a plot](pass_at_k.png) and [all runs](../index.md).", None),
+    ("[home](https://example.org/a?b=1)", None),
+    ("[x](javascript:alert(1))", "\\[x](javascript:alert(1))"),
+    ("[x](&#106;avascript:alert(1))", "\\[x](&#106;avascript:alert(1))"),
+    ("![x](//example.org/x.png)", "!\\[x](//example.org/x.png)"),
+    ("[x]: javascript:alert(1)", "\\[x]: javascript:alert(1)"),
+    ('# Title {: onclick="alert(1)"}', '## Title \\{: onclick="alert(1)"}'),
+    ("$x$ and \\(y\\)", "\\$x\\$ and \\\\(y\\\\)"),
+    ("\\`<img src=x onerror=alert(1)>\\`", "\\\\\\`&lt;img src=x onerror=alert(1)>\\\\\\`"),
+])
+def test_readme_text_keeps_plain_links_only(line, shown):
+    assert run_pages.readme_markdown(line) == (line if shown is None else shown)
+
+
+@pytest.mark.parametrize(("line", "escaped"), [
+    ('--8<-- "teacher/README.md"', ';--8<-- "teacher/README.md"'),
+    ('  ;--8<-- "a.md"', '  ;;--8<-- "a.md"'),        # already escaped: still shown as written
+    ("--8<--", ";--8<--"),                              # a block of file names
+    ("x --8<-- [start:part] y", "x ;--8<-- [start:part] y"),   # a section line is dropped
+    ('--8<-- "a.md" and more', '--8<-- "a.md" and more'),      # not a marker: left alone
+    ("--8&lt;--", "--8&lt;--"),
+])
+def test_snippet_markers_get_the_extensions_own_escape(line, escaped):
+    assert run_pages.inert_snippets(line) == escaped
 
 
 def test_examples_cover_every_failure_code_first():

@@ -22,7 +22,7 @@ from course.bandit import (
     slow_motion_log,
     train,
 )
-from course.formatting import rounded
+from course.formatting import inline_code, rounded
 from course.jsonfiles import json_bytes
 from course.reports.png import figure_png
 from course.runs import RunFiles, manifest
@@ -138,11 +138,12 @@ def render_readme(config: BanditConfig, summary: dict[str, Any]) -> str:
     first = train_s["first_step_p_best_above_0.9"]
     reached = (f"first rises above 0.9 at step {first}" if first is not None
                else "never rises above 0.9")
+    best = inline_code(config.actions[config.best_action])
     return f"""# Bandit: REINFORCE in slow motion (Loop C)
 
 One learner picks one of {config.k} completion styles, the verifier pays 1 with a fixed
 chance per style, and REINFORCE moves the logits: `θ += lr × (r − b) × (onehot(a) − π)`.
-Best style: `{config.actions[config.best_action]}` (r̄ = {config.reward_probs[config.best_action]}).
+Best style: {best} (r̄ = {config.reward_probs[config.best_action]}).
 
 ## Files
 

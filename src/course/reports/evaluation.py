@@ -15,7 +15,7 @@ from typing import Any
 
 from course import data
 from course.evaluation import NOISE_MIN_EXAMPLES, NOISE_MIN_POINTS, EvalConfig, evaluate, summarise
-from course.formatting import percent
+from course.formatting import fence_text, inline_code, one_line, percent, prose_text
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.paths import display_path
 from course.runs import RunFiles, manifest
@@ -60,8 +60,9 @@ def _config_record(config: EvalConfig) -> dict[str, Any]:
 
 
 def _escaped(text: str, limit: int = 72) -> str:
-    """A completion as one visible line: JSON escapes show newlines, NBSP, U+2212 and friends."""
-    shown = json.dumps(text, ensure_ascii=True)
+    """A completion as one visible line: JSON escapes show newlines, NBSP, U+2212 and friends
+    (and the `<` of a `--8<--` snippet marker, as `\\u003c`: still the same JSON string)."""
+    shown = json.dumps(text, ensure_ascii=True).replace("8<-", "8\\u003c-")
     return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text)} characters)"
 
 
@@ -69,9 +70,18 @@ def reproduce_command(config: EvalConfig, note: str) -> str:
     """The exact `course eval` command that measures `config` again."""
     record = _config_record(config)
     out = record["out"] or "runs/run_00X"
-    return (f"course eval --problems {shlex.quote(record['problems'])} "
-            f"--rollouts {shlex.quote(record['rollouts'])} "
-            f"--note {shlex.quote(note.strip())} --out {shlex.quote(out)}")
+    return (f"course eval --problems {_shell_word(record['problems'])} "
+            f"--rollouts {_shell_word(record['rollouts'])} "
+            f"--note {_shell_word(note.strip())} --out {_shell_word(out)}")
+
+
+def _shell_word(text: str) -> str:
+    """One shell word on one line: `shlex.quote` for printable text; otherwise (a line break,
+    a control character, or a `--8<--` marker the site would act on) bash's `$'...'` quoting,
+    whose escapes are those of `one_line`, so the command still passes the very same text."""
+    if text.isprintable() and "8<-" not in text:
+        return shlex.quote(text)
+    return "$'" + one_line(text).replace("'", "\\'").replace("8<-", "8\\x3c-") + "'"
 
 
 def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> str:
@@ -79,10 +89,11 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
     record = _config_record(config)
     lo, hi = summary["pass_rate_ci95"]
     lines = [
-        f"# Loop A evaluation: {note.strip()}",
+        f"# Loop A evaluation: {prose_text(note.strip())}",
         "",
-        f"Every completion in `{record['rollouts']}` was scored by the strict verifier "
-        f"(`{summary['scorer_version']}`) against its problem in `{record['problems']}`. "
+        f"Every completion in {inline_code(record['rollouts'])} was scored by the strict "
+        f"verifier ({inline_code(summary['scorer_version'])}) against its problem in "
+        f"{inline_code(record['problems'])}. "
         "Nothing was sampled, selected or learned: this run is measurement only (Loop A).",
         "",
         "## Headline",
@@ -104,7 +115,7 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
         "| code | count | share of all | what it means |",
         "|---|---:|---:|---|",
     ]
-    lines += [f"| `{row['code']}` | {row['count']} | {percent(row['share'])} | "
+    lines += [f"| {inline_code(row['code'])} | {row['count']} | {percent(row['share'])} | "
               f"{CODES.get(row['code'], '(not a strict-v1 code)')} |"
               for row in summary["failure_modes"]]
     lines += [f"| **all failures** | {summary['n'] - summary['passes']} | "
@@ -112,7 +123,8 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
     for side, title in (("passing", "Passing examples (first in dataset order)"),
                         ("failing", "Failing examples (one per cause first)")):
         lines += [f"## {title}", "", "```text"]
-        lines += [f"{row['id']:<12} {row['code']:<22} {_escaped(row['completion'])}"
+        lines += [f"{fence_text(str(row['id'])):<12} {fence_text(row['code']):<22} "
+                  f"{_escaped(row['completion'])}"
                   for row in summary["inspection"][side]] or ["(none)"]
         lines += ["```", ""]
     lines += [

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from course.formatting import rounded
+from course.formatting import inline_code, rounded
 from course.goodhart import STYLES, GoodhartConfig, simulate
 from course.jsonfiles import json_bytes
 from course.paths import DATA_DIR
@@ -66,13 +66,13 @@ def render_readme(config: GoodhartConfig, summary: Mapping[str, Any]) -> str:
         "# run_008: Goodhart's law on a hackable proxy",
         "",
         f"A policy over three completion styles is trained with REINFORCE on the proxy rubric "
-        f"`{config.proxy}` (Loop C on a proxy); the strict scorer is only measured.",
+        f"{inline_code(config.proxy)} (Loop C on a proxy); the strict scorer is only measured.",
         "",
         "| style | proxy pays | strict pays | P at start | P at end |",
         "| --- | --- | --- | --- | --- |",
     ]
     for style, row in summary["styles"].items():
-        lines.append(f"| `{style}` | {row['proxy_rate']:.3f} | {row['true_rate']:.3f} | "
+        lines.append(f"| {inline_code(style)} | {row['proxy_rate']:.3f} | {row['true_rate']:.3f} | "
                      f"{row['initial_probability']:.3f} | {row['final_probability']:.3f} |")
     lines += [
         "",

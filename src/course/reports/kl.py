@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from course.formatting import rounded
+from course.formatting import inline_code, rounded
 from course.jsonfiles import json_bytes
 from course.kl import KLConfig, sweep
 from course.reports.png import figure_png
@@ -90,7 +90,7 @@ def render_readme(config: KLConfig, summary: dict[str, Any]) -> str:
     picks = sweep_rows[::4] + ([] if (len(sweep_rows) - 1) % 4 == 0 else sweep_rows[-1:])
     table = "\n".join(f"| {r['beta']:.4g} | {r['expected_reward']:.4f} | {r['kl']:.4f} | "
                       f"{r['top_action']} ({r['top_prob']:.3f}) |" for r in picks)
-    best = config.actions[summary["best_action"]]
+    best = inline_code(config.actions[summary["best_action"]])
     return f"""# KL tradeoff: reward versus staying near the reference (Loop C)
 
 A categorical policy over {len(config.actions)} completion styles maximises
@@ -105,7 +105,7 @@ computed in log space. π_ref stands for the pretrained/SFT model; r(a) is each 
 {table}
 
 The reference earns {summary['reference_expected_reward']:.4f}. As β shrinks (a weaker
-constraint) the policy moves mass toward `{best}` (r = {summary['best_reward']}): reward rises
+constraint) the policy moves mass toward {best} (r = {summary['best_reward']}): reward rises
 toward {summary['best_reward']} and KL rises toward {summary['kl_of_all_mass_on_best']:.4f}
 nats (= −log π_ref of that style, all mass on it). As β grows the policy stays at π_ref.
 Both curves move together: reward and KL increase as β decreases

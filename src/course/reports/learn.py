@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from course.data import Record
-from course.formatting import rounded
+from course.formatting import inline_code, prose_text, rounded
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.learn import LearnConfig, StepLog, log_line, setup, train
 from course.paths import display_path
@@ -66,6 +66,11 @@ def step_rows(logs: Sequence[StepLog]) -> list[dict[str, Any]]:
     return [{"step": e.step, "mean_reward": rounded(e.mean_reward), "pass_at_1":
              rounded(e.pass_at_1), "kl": rounded(e.kl), "entropy": rounded(e.entropy),
              "distinct": e.distinct, "top": [[text, n] for text, n in e.top]} for e in logs]
+
+
+def train_log_bytes(logs: Sequence[StepLog]) -> bytes:
+    """`train_log.txt`: one line per step (`course.learn.log_line`)."""
+    return ("\n".join(log_line(e) for e in logs) + "\n").encode("utf-8")
 
 
 def samples_jsonl(problems: Sequence[Record], rollouts: Rollouts, reward: str) -> bytes:
@@ -118,11 +123,12 @@ def render_readme(config: LearnConfig, note: str, logs: Sequence[StepLog],
     lines = [
         "# Loop C on tokens: a policy that writes text",
         "",
-        f"Note: {note.strip()}",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"REINFORCE on fresh samples: {config.batch_size} completions per prompt per step, "
-        f"{config.steps} steps, reward `{config.reward}`, β = {config.beta}, lr = {config.lr}, "
-        f"seed {config.seed}. Every completion is rendered to text and scored as text.",
+        f"{config.steps} steps, reward {inline_code(config.reward)}, β = {config.beta}, "
+        f"lr = {config.lr}, seed {config.seed}. Every completion is rendered to text and scored "
+        "as text.",
         "",
         "| | step 1 | last step |",
         "| --- | --- | --- |",
@@ -161,5 +167,5 @@ def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> Run
                                                  fit, record_git)),
         **saved_samples(problems, saved, config.reward),
         "summary.json": json_bytes(summary),
-        "train_log.txt": ("\n".join(log_line(e) for e in logs) + "\n").encode("utf-8"),
+        "train_log.txt": train_log_bytes(logs),
     }

@@ -25,7 +25,7 @@ import numpy as np
 from course import data
 from course.data import Record
 from course.evaluation import evaluate
-from course.formatting import code_span, markdown_table, rounded
+from course.formatting import code_span, inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, fresh_samples, rewards_of, setup, train
 from course.reports.learn import (
@@ -117,9 +117,9 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         [[code_span(e["completion"]), str(e["count_at_end"]), str(e["in_snapshot"]),
           str(e["in_reference_samples"])] for e in s["exploits_found"]])
     return "\n".join([
-        f"# A hack the optimiser found: training on `{s['proxy']}`, measuring the spec",
+        f"# A hack the optimiser found: training on {inline_code(s['proxy'])}, measuring the spec",
         "",
-        f"Note: {note.strip()}",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"The proxy pays from {s['start']['proxy']:.3f} up to {s['end']['proxy']:.3f}; the "
         f"strict pass@1 goes from {s['start']['strict']:.3f} to a peak of "
@@ -220,7 +220,7 @@ def render_shift_readme(note: str, s: dict[str, Any]) -> str:
     return "\n".join([
         "# Frozen rollouts lie about a trained policy: stale versus fresh evaluation",
         "",
-        f"Note: {note.strip()}",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"Scored on the frozen step-0 snapshot, Loop A reports a pass rate of "
         f"{s['stale']['pass_rate']:.3f}, whatever the policy has become. Scored on its own "

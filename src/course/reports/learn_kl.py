@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from course.formatting import markdown_table, rounded
+from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, Update, reinforce_step, setup
 from course.reports.learn import config_record, run_manifest
@@ -100,9 +100,9 @@ def render_readme(note: str, s: dict[str, Any]) -> str:
              f"{r['final_kl']:.3f}", f"{r['final_exploit_share']:.3f}",
              str(r["first_step_exploits_reach_line"] or "never")] for r in s["betas"]]
     return "\n".join([
-        f"# KL sweep: does staying near the reference delay the `{s['proxy']}` hack?",
+        f"# KL sweep: does staying near the reference delay the {inline_code(s['proxy'])} hack?",
         "",
-        f"Note: {note.strip()}",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"{s['steps']} steps per β, the same seed each time; final values are the mean of the "
         f"last {s['final_is_mean_of_last']} steps.",

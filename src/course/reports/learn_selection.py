@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from course.formatting import rounded
+from course.formatting import prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, correct_counts, fresh_samples, setup, train
 from course.reports.learn import (
@@ -125,7 +125,7 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
     lines = [
         "# Learning versus selection at equal compute (Loop C on tokens vs Loop B)",
         "",
-        f"Note: {note.strip()}",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"After {final['step']} steps the learner has used {final['samples_per_prompt']} "
         f"samples per prompt. Its pass@1 is {final['learning_pass_at_1']:.3f}; Best-of-"

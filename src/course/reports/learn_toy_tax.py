@@ -16,7 +16,7 @@ import numpy as np
 
 from course.bandit import BanditConfig, expected_reward
 from course.bandit import train as train_bandit
-from course.formatting import markdown_table, rounded
+from course.formatting import markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, setup, train
 from course.reports.learn import config_record, run_manifest
@@ -106,7 +106,7 @@ def render_readme(note: str, s: dict[str, Any]) -> str:
     return "\n".join([
         "# The Toy Tax, felt: the same REINFORCE on four styles and on text",
         "",
-        f"Note: {note.strip()}",
+        f"Note: {prose_text(note.strip())}",
         "",
         *markdown_table(["learner", "expected reward: start → best", "half the gap closed",
                          "gap closed at the end"], rows),

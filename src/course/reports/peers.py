@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any, Final
 
 from course.data import Record
-from course.formatting import code_span, markdown_table, plain_cell
+from course.formatting import code_span, inline_code, markdown_table, plain_cell
 from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.peers import (
@@ -157,8 +157,9 @@ def render_readme(config: ComparisonConfig, summary: Mapping[str, Any]) -> str:
         "# Our verifier versus other projects' verifiers",
         "",
         f"{summary['n_cases']} cases ({by_source['exploits']} golden exploits from "
-        f"`{display_path(config.exploits)}`, {by_source['correct']} golden-correct cases from "
-        f"`{display_path(config.correct)}`, {by_source['near_miss']} near misses defined in "
+        f"{inline_code(display_path(config.exploits))}, {by_source['correct']} golden-correct "
+        f"cases from {inline_code(display_path(config.correct))}, {by_source['near_miss']} "
+        "near misses defined in "
         "`course.peers.NEAR_MISSES`) were scored by every rule below. Each case carries the "
         f"verdict of our spec ({SCORER_VERSION}): {summary['n_in_spec']} in spec, "
         f"{summary['n_out_of_spec']} out of spec. A rule that pays (reward > 0) an out-of-spec "

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from course import data
-from course.formatting import code_span, markdown_table, plain_cell
+from course.formatting import code_span, inline_code, markdown_table, plain_cell
 from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.rubrics import MatrixConfig, describe, score_matrix, summarise
@@ -86,11 +86,12 @@ def render_readme(config: MatrixConfig, rows: list[dict[str, Any]],
         "# Hackable rubrics versus the golden exploit suite",
         "",
         f"Every case was scored by {len(rubrics)} rubrics; `1` means the rubric paid reward. "
-        f"The {summary['n_exploits']} exploits (`{display_path(config.exploits)}`) are "
-        "completions the spec must refuse (wrong, hedged, unreadable or out of format), so every "
-        "1 on them is a false positive: a reward hack. The "
-        f"{summary['n_correct']} golden-correct cases (`{display_path(config.correct)}`) are "
-        "in-spec right answers, so every 0 on them is a false negative.",
+        f"The {summary['n_exploits']} exploits ({inline_code(display_path(config.exploits))}) "
+        "are completions the spec must refuse (wrong, hedged, unreadable or out of format), so "
+        "every 1 on them is a false positive: a reward hack. The "
+        f"{summary['n_correct']} golden-correct cases "
+        f"({inline_code(display_path(config.correct))}) are in-spec right answers, so every 0 on "
+        "them is a false negative.",
         "",
         "## The rubrics",
         "",

@@ -11,6 +11,7 @@ import numpy as np
 
 from course import data
 from course.data import DataError
+from course.formatting import inline_code
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.paths import display_path
 from course.reports.png import figure_png
@@ -119,8 +120,9 @@ def render_readme(config: SelectionConfig, summary: Mapping[str, Any],
     lines = [
         "# Loop B: selection on a frozen pack",
         "",
-        f"{summary['n_prompts']} prompts from `{display_path(config.problems)}`, {n} frozen "
-        f"samples each from `{display_path(config.pack)}`, scored by the strict verifier. "
+        f"{summary['n_prompts']} prompts from {inline_code(display_path(config.problems))}, "
+        f"{n} frozen samples each from {inline_code(display_path(config.pack))}, scored by the "
+        "strict verifier. "
         f"Seed {config.seed} drives the random control only.",
         "",
         "**The policy did not change.** Every number below comes from the same samples of the "
@@ -173,14 +175,14 @@ def render_readme(config: SelectionConfig, summary: Mapping[str, Any],
     if why:
         lines += [f"No sample is correct on {len(why)} prompt(s), so no picking rule can help:",
                   ""]
-        lines += [f"- `{pid}`: {reason}." for pid, reason in why.items()]
+        lines += [f"- {inline_code(str(pid))}: {reason}." for pid, reason in why.items()]
     else:
         lines.append(f"Every prompt has at least one correct sample among its {n}.")
     if summary["vote_misses"]:
         lines += ["", f"Best-of-{n} solves these but majority vote does not: a correct sample "
                   "exists, yet another answer gets more votes, or as many and appears first:", ""]
-        lines += [f"- `{miss['id']}`: {miss['voted']} x{miss['votes']} against the right "
-                  f"answer x{miss['correct_votes']}"
+        lines += [f"- {inline_code(str(miss['id']))}: {miss['voted']} x{miss['votes']} against "
+                  f"the right answer x{miss['correct_votes']}"
                   + (" (a tie, lost on first appearance)"
                      if miss["votes"] == miss["correct_votes"] else "")
                   for miss in summary["vote_misses"]]
