@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import markdown
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from inert_html import Elements, live_markup
 from markdown_it import MarkdownIt
 from mkdocs.config import load_config
 from pymdownx.snippets import SnippetPreprocessor
@@ -56,40 +56,6 @@ HOSTILE = [
     "",
     " ",
 ]
-
-
-class Elements(HTMLParser):
-    """The elements (with unescaped attribute values) and the text of an HTML fragment."""
-
-    def __init__(self, html: str):
-        super().__init__(convert_charrefs=True)
-        self.elements: list[tuple[str, dict[str, str]]] = []
-        self.text = ""
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        self.elements.append((tag, {name: value or "" for name, value in attrs}))
-
-    def handle_data(self, data):
-        self.text += data
-
-
-def live_markup(html: str) -> list[str]:
-    """Scripts, frames, `on...` attributes, non-http(s) addresses and math in `html`."""
-    problems = []
-    for tag, attrs in Elements(html).elements:
-        if tag in ("script", "iframe", "object", "embed", "form"):
-            problems.append(f"<{tag}>")
-        for name, value in attrs.items():
-            url = re.sub(r"[\x00-\x20]", "", value).lower()
-            scheme = re.match(r"([a-z][a-z0-9+.-]*):", url)
-            if name.startswith("on") or (name in ("href", "src") and scheme
-                                         and scheme[1] not in ("http", "https", "mailto")):
-                problems.append(f"<{tag} {name}={value!r}>")
-            if name == "class" and "arithmatex" in value:
-                problems.append("math")
-    return problems
 
 
 @pytest.fixture(scope="module")
