@@ -22,11 +22,10 @@ from course.peers import (
     harness_normalise,
     load_cases,
     score_cases,
-    summarise,
     verdict,
 )
 from course.reports import canonical
-from course.reports.peers import build_run, reading
+from course.reports.peers import build_run, reading, summarise
 from course.rubrics import RUBRICS
 from course.scorer import score
 

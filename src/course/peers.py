@@ -28,10 +28,8 @@ implements a different spec. The table shows what each choice admits, which is e
 policy trained against that rule would learn to produce.
 
 Every rule is total: any value as completion, never an exception (math-verify's own errors and
-timeouts are caught and reported as a code).
-
-The comparison is saved as a run (canonical: `runs/run_007`) by `course.reports.peers`; the
-command is `course peers` (`course.commands.peers`).
+timeouts are caught and reported as a code). The run (`runs/run_007`) is written by
+`course.reports.peers`; the command is `course peers`.
 """
 
 from __future__ import annotations
@@ -50,7 +48,6 @@ from course import data, rubrics
 from course.data import Record
 from course.paths import DATA_DIR
 from course.rubrics import RUBRICS, Rubric
-from course.scorer import SCORER_VERSION
 
 PEER_CODES: Final = {
     "correct": "The rule read an answer and it matches expected_answer (both rewards, for "
@@ -362,33 +359,6 @@ def score_cases(cases: list[Record], rules: tuple[str, ...]) -> list[Record]:
     """Each case with `rewards: {rule: reward}` added, scored by every rule in `rules`."""
     return [{**case, "rewards": {name: RULES[name](case, case["completion"])["reward"]
                                  for name in rules}} for case in cases]
-
-
-def summarise(rows: list[Record], rules: tuple[str, ...],
-              unavailable: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Per rule: false positives and false negatives (with case ids) and the agreement rate
-    `1 - (FP + FN) / n_cases` in [0, 1], rounded to 4 decimals; plus the case counts and the
-    math-verify status this machine produced them with."""
-    per_rule = {}
-    for name in rules:
-        fp = [row["id"] for row in rows if verdict(row["in_spec"], row["rewards"][name]) == "FP"]
-        fn = [row["id"] for row in rows if verdict(row["in_spec"], row["rewards"][name]) == "FN"]
-        per_rule[name] = {"false_positives": len(fp), "false_negatives": len(fn),
-                          "agreement_rate": round(1 - (len(fp) + len(fn)) / len(rows), 4),
-                          "pays_out_of_spec": fp, "refuses_in_spec": fn}
-    return {
-        "scorer_version": SCORER_VERSION,
-        "n_cases": len(rows),
-        "n_in_spec": sum(row["in_spec"] for row in rows),
-        "n_out_of_spec": sum(not row["in_spec"] for row in rows),
-        "cases_by_source": {source: sum(row["source"] == source for row in rows)
-                            for source in SOURCES},
-        "n_disagreement_rows": sum(any(verdict(row["in_spec"], row["rewards"][name])
-                                       for name in rules) for row in rows),
-        "math_verify": math_verify_status(),
-        "unavailable_rules": list(unavailable),
-        "rules": per_rule,
-    }
 
 
 def try_completion(completion: Any, expected: int) -> list[dict[str, Any]]:

@@ -14,16 +14,44 @@ from course.formatting import code_span, inline_code, markdown_table, plain_cell
 from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.peers import (
+    SOURCES,
     ComparisonConfig,
     describe,
     load_cases,
+    math_verify_status,
     score_cases,
-    summarise,
     usable_rules,
     verdict,
 )
 from course.runs import RunFiles, manifest
 from course.scorer import SCORER_VERSION
+
+
+def summarise(rows: list[Record], rules: tuple[str, ...],
+              unavailable: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Per rule: false positives and false negatives (with case ids) and the agreement rate
+    `1 - (FP + FN) / n_cases` in [0, 1], rounded to 4 decimals; plus the case counts and the
+    math-verify status this machine produced them with."""
+    per_rule = {}
+    for name in rules:
+        fp = [row["id"] for row in rows if verdict(row["in_spec"], row["rewards"][name]) == "FP"]
+        fn = [row["id"] for row in rows if verdict(row["in_spec"], row["rewards"][name]) == "FN"]
+        per_rule[name] = {"false_positives": len(fp), "false_negatives": len(fn),
+                          "agreement_rate": round(1 - (len(fp) + len(fn)) / len(rows), 4),
+                          "pays_out_of_spec": fp, "refuses_in_spec": fn}
+    return {
+        "scorer_version": SCORER_VERSION,
+        "n_cases": len(rows),
+        "n_in_spec": sum(row["in_spec"] for row in rows),
+        "n_out_of_spec": sum(not row["in_spec"] for row in rows),
+        "cases_by_source": {source: sum(row["source"] == source for row in rows)
+                            for source in SOURCES},
+        "n_disagreement_rows": sum(any(verdict(row["in_spec"], row["rewards"][name])
+                                       for name in rules) for row in rows),
+        "math_verify": math_verify_status(),
+        "unavailable_rules": list(unavailable),
+        "rules": per_rule,
+    }
 
 
 def build_run(config: ComparisonConfig, note: str, *, record_git: bool = True) -> RunFiles:
