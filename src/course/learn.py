@@ -53,7 +53,6 @@ from course.token_policy import (
     fit_reference,
     learner_for,
     sample,
-    sequence_log_prob,
     step_states,
     token_log_probs,
 )
@@ -155,13 +154,18 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
     rollouts = sample(learner, x, rng)                                  # fresh, on-policy
     reward = rewards_of(RUBRICS[config.reward], problems, rollouts)
     strict = reward if config.reward == "strict" else rewards_of(score, problems, rollouts)
+    # One pass over the steps: each piece's log-probability under the learner and under the
+    # reference (token_log_probs of both, without walking the batch twice), and the exact KL.
+    mine, ref = np.zeros(rollouts.ids.shape), np.zeros(rollouts.ids.shape)
     kl_steps = np.zeros(len(x))
-    for state, y in step_states(learner, rollouts):                     # the exact KL per step
+    for t, (state, y) in enumerate(step_states(learner, rollouts)):
+        live = y >= 0
         logp, logq = learner.log_probs(state), learner.base.log_probs(state)
         kl = np.maximum(0.0, (np.exp(logp) * (logp - logq)).sum(axis=1))  # >= 0 (Gibbs)
-        kl_steps[y >= 0] += kl[y >= 0]
-    logp = sequence_log_prob(learner, rollouts)
-    log_ratio = logp - sequence_log_prob(learner.base, rollouts)
+        kl_steps[live] += kl[live]
+        mine[live, t], ref[live, t] = logp[live, y[live]], logq[live, y[live]]
+    logp = mine.sum(axis=1)                                              # log π_θ(y | x)
+    log_ratio = logp - ref.sum(axis=1)                                   # log π_θ/π_ref
     shaped = reward - config.beta * log_ratio                            # R = r - β log(π/π_ref)
     advantage = shaped - leave_one_out_baseline(shaped, config.batch_size)
     return Update(rollouts, reward, strict, log_ratio, kl_steps, advantage, -logp)
