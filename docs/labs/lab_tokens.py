@@ -109,7 +109,7 @@ print(slow_motion(learner, problems, config, np.random.default_rng(0)))
 # about 0.44 to what? And the KL to the reference, from 0 to what order of magnitude?
 
 # %%
-ref_policy, trained, logs, _ = train(LearnConfig(steps=60), np.random.default_rng(0))
+logs = train(LearnConfig(steps=60), np.random.default_rng(0)).logs
 for entry in logs[::10] + logs[-1:]:
     print(log_line(entry))
 fig, ax = plt.subplots(figsize=(7, 3.5))

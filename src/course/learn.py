@@ -224,15 +224,23 @@ def log_of(step: int, update: Update, top: int = 3) -> StepLog:
                    len(set(update.rollouts.texts)), counts)
 
 
-def train(config: LearnConfig, rng: np.random.Generator,
-          checkpoints: Sequence[int] = ()) -> tuple[Policy, Policy, list[StepLog],
-                                                    dict[int, Rollouts]]:
-    """Train from the reference for `config.steps` updates.
+@dataclass
+class Training:
+    """A finished training run: what it started from, what it became, what it saw."""
 
-    Returns the reference, the trained learner, one `StepLog` per step, and the raw completions
-    sampled at each step listed in `checkpoints` (the seed's "save raw outputs" rule).
-    """
-    problems, reference, _ = setup(config)
+    problems: list[Record]
+    reference: Policy
+    fit: dict[str, Any]          # how the reference was counted (`fit_reference`'s report)
+    learner: Policy
+    logs: list[StepLog]          # one per step
+    saved: dict[int, Rollouts]   # the raw completions of each checkpoint step
+
+
+def train(config: LearnConfig, rng: np.random.Generator,
+          checkpoints: Sequence[int] = ()) -> Training:
+    """Train from the reference for `config.steps` updates, keeping the raw completions sampled
+    at each step listed in `checkpoints` (the seed's "save raw outputs" rule)."""
+    problems, reference, fit = setup(config)
     learner = learner_for(reference, len(problems))
     logs, saved = [], {}
     for step in range(1, config.steps + 1):
@@ -240,7 +248,7 @@ def train(config: LearnConfig, rng: np.random.Generator,
         logs.append(log_of(step, update))
         if step in checkpoints:
             saved[step] = update.rollouts
-    return reference, learner, logs, saved
+    return Training(problems, reference, fit, learner, logs, saved)
 
 
 def log_line(entry: StepLog) -> str:

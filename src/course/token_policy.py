@@ -176,11 +176,6 @@ class Policy:
         top = np.max(z, axis=-1, keepdims=True)
         return z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
 
-    def zeros_like(self, base: Policy | None = None) -> Policy:
-        """A learner with the same features, every weight 0: with `base`, it starts AS `base`."""
-        return Policy(self.vocab, self.features, [np.zeros_like(w) for w in self.tables], base,
-                      self.t_max)
-
 
 # -- 4. sampling, and the log-probability of a completion ----------------------------------------
 

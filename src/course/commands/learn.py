@@ -55,7 +55,7 @@ def _main(args: Any) -> int:
         print(slow_motion(learner_for(reference, len(problems)), problems, config, rng))
         return 0
     if args.out is None:
-        lines = [log_line(entry) for entry in train(config, rng)[2]]
+        lines = [log_line(entry) for entry in train(config, rng).logs]
     else:  # the run trains from the same seed: its log is this log
         files = build_run(config, args.note)
         lines = files["train_log.txt"].decode("utf-8").splitlines()

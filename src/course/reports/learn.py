@@ -19,9 +19,10 @@ import numpy as np
 from course.data import Record
 from course.formatting import inline_code, prose_text, rounded
 from course.jsonfiles import json_bytes, jsonl_bytes
-from course.learn import LearnConfig, StepLog, log_line, setup, train
+from course.learn import LearnConfig, StepLog, log_line, train
 from course.paths import display_path
 from course.reports.png import figure_png
+from course.rubrics import RUBRICS
 from course.runs import RunFiles, manifest
 from course.scorer import score
 from course.token_policy import T_MAX, Rollouts
@@ -75,8 +76,6 @@ def train_log_bytes(logs: Sequence[StepLog]) -> bytes:
 
 def samples_jsonl(problems: Sequence[Record], rollouts: Rollouts, reward: str) -> bytes:
     """Raw completions with what the optimised scorer and the strict scorer said of each."""
-    from course.rubrics import RUBRICS
-
     rows = []
     for x, text in zip(rollouts.x, rollouts.texts, strict=True):
         problem = problems[int(x)]
@@ -156,9 +155,8 @@ def render_readme(config: LearnConfig, note: str, logs: Sequence[StepLog],
 
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     """Train once from `config.seed` and return the run folder's files."""
-    problems, _, fit = setup(config)
-    _, _, logs, saved = train(config, np.random.default_rng(config.seed),
-                              checkpoints(config.steps))
+    run = train(config, np.random.default_rng(config.seed), checkpoints(config.steps))
+    problems, fit, logs, saved = run.problems, run.fit, run.logs, run.saved
     summary = {"kind": "learn", "steps": step_rows(logs)}
     return {
         "README.md": render_readme(config, note, logs, fit).encode("utf-8"),

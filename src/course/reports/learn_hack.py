@@ -27,7 +27,7 @@ from course.data import Record
 from course.evaluation import evaluate
 from course.formatting import code_span, inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
-from course.learn import LearnConfig, fresh_samples, rewards_of, setup, train
+from course.learn import LearnConfig, fresh_samples, rewards_of, train
 from course.reports.learn import (
     checkpoints,
     config_record,
@@ -53,14 +53,14 @@ SHOWN = 10
 def measure(config: LearnConfig) -> dict[str, Any]:
     """Train on the proxy; then draw fresh samples of the reference and of the trained policy,
     score both with the proxy and the strict scorer, and score the snapshot too."""
-    problems, reference, fit = setup(config)
     rng = np.random.default_rng(config.seed)
-    _, learner, logs, saved = train(config, rng, checkpoints(config.steps))
+    run = train(config, rng, checkpoints(config.steps))
+    problems, reference, learner = run.problems, run.reference, run.learner
     n = len(problems)
     start = fresh_samples(reference, n, EVAL_SAMPLES, rng)
     end = fresh_samples(learner, n, EVAL_SAMPLES, rng)
     snapshot = data.load_rollouts(config.snapshot)
-    return {"problems": problems, "fit": fit, "logs": logs, "saved": saved,
+    return {"problems": problems, "fit": run.fit, "logs": run.logs, "saved": run.saved,
             "start": judged(problems, start, config.reward),
             "end": judged(problems, end, config.reward),
             "snapshot": [{"completion": r["completion"], "code": r["details"]["code"],

@@ -15,7 +15,7 @@ import numpy as np
 
 from course.formatting import prose_text, rounded
 from course.jsonfiles import json_bytes
-from course.learn import LearnConfig, correct_counts, fresh_samples, setup, train
+from course.learn import LearnConfig, correct_counts, fresh_samples, train
 from course.reports.learn import (
     checkpoints,
     config_record,
@@ -43,9 +43,9 @@ def mean_curve(counts: np.ndarray, n: int, k_max: int) -> np.ndarray:
 
 def measure(config: LearnConfig) -> dict[str, Any]:
     """Train, then draw the selection budget and the evaluation samples; one generator."""
-    problems, reference, fit = setup(config)
     rng = np.random.default_rng(config.seed)
-    _, learner, logs, saved = train(config, rng, checkpoints(config.steps))
+    run = train(config, rng, checkpoints(config.steps))
+    problems, reference, learner = run.problems, run.reference, run.learner
     budget = config.steps * config.batch_size            # samples per prompt the learner used
     n = len(problems)
     selection = correct_counts(problems, fresh_samples(reference, n, budget, rng), budget)
@@ -53,7 +53,7 @@ def measure(config: LearnConfig) -> dict[str, Any]:
                             EVAL_SAMPLES)
     after = correct_counts(problems, fresh_samples(learner, n, EVAL_SAMPLES, rng),
                            EVAL_SAMPLES)
-    return {"problems": problems, "fit": fit, "logs": logs, "saved": saved,
+    return {"problems": problems, "fit": run.fit, "logs": run.logs, "saved": run.saved,
             "best_of_n": mean_curve(selection, budget, budget),
             "before": mean_curve(before, EVAL_SAMPLES, K_MAX),
             "after": mean_curve(after, EVAL_SAMPLES, K_MAX),

@@ -18,7 +18,7 @@ from course.bandit import BanditConfig, expected_reward
 from course.bandit import train as train_bandit
 from course.formatting import markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
-from course.learn import LearnConfig, setup, train
+from course.learn import LearnConfig, train
 from course.reports.learn import config_record, run_manifest
 from course.reports.png import figure_png
 from course.runs import RunFiles
@@ -45,8 +45,8 @@ def measure(config: LearnConfig) -> dict[str, Any]:
     means = np.asarray(bandit.reward_probs)
     bandit_curve = [float(expected_reward(s.new_theta, means)) for s in history]
     bandit_start = float(expected_reward(history[0].theta, means))
-    problems, _, fit = setup(config)
-    _, _, logs, _ = train(config, np.random.default_rng(config.seed))
+    run = train(config, np.random.default_rng(config.seed))
+    problems, fit, logs = run.problems, run.fit, run.logs
     raw = np.array([e.pass_at_1 for e in logs])
     token_curve = [float(raw[max(0, i - SMOOTH + 1):i + 1].mean()) for i in range(len(raw))]
     return {"fit": fit, "n_problems": len(problems),
