@@ -129,20 +129,24 @@ _ANSWER_LIMIT = 10**MAX_DIGITS  # an expected_answer must be below this in absol
 def _check_fields(path: Path, number: int, record: Mapping[str, Any],
                   fields: Mapping[str, type], optional: Mapping[str, type] | None = None) -> None:
     """Every field of `fields` present with its type; those of `optional` typed if present."""
-    for field, kind in {**fields, **(optional or {})}.items():
+    for field, kind in fields.items():
         if field not in record:
-            if field in fields:
-                raise DataError(path, number, field, "missing")
-            continue
-        value = record[field]
-        # bool is a subclass of int in Python; an answer of `true` is a data bug, not 1.
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise DataError(path, number, field, f"must be {kind.__name__}, got "
-                            f"{type(value).__name__} {_preview(value)}")
-        if field == "expected_answer" and isinstance(value, int) and abs(value) >= _ANSWER_LIMIT:
-            raise DataError(path, number, field,
-                            f"has {len(str(abs(value)))} digits; the scorer reads at most "
-                            f"{MAX_DIGITS}, so no answer could ever match it")
+            raise DataError(path, number, field, "missing")
+        _check_value(path, number, field, record[field], kind)
+    for field, kind in (optional or {}).items():
+        if field in record:
+            _check_value(path, number, field, record[field], kind)
+
+
+def _check_value(path: Path, number: int, field: str, value: Any, kind: type) -> None:
+    # bool is a subclass of int in Python; an answer of `true` is a data bug, not 1.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise DataError(path, number, field, f"must be {kind.__name__}, got "
+                        f"{type(value).__name__} {_preview(value)}")
+    if field == "expected_answer" and isinstance(value, int) and abs(value) >= _ANSWER_LIMIT:
+        raise DataError(path, number, field,
+                        f"has {len(str(abs(value)))} digits; the scorer reads at most "
+                        f"{MAX_DIGITS}, so no answer could ever match it")
 
 
 def _preview(value: Any) -> str:
