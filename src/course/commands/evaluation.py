@@ -47,7 +47,7 @@ def _eval_main(args: Any) -> int:
                         provenance=args.provenance)
     files = build_run(config, args.note)
     path = write_run(args.out, files)
-    warn_unknown_origin("eval", config.rollouts, config.provenance)
+    warn_unknown_origin("eval", config.rollouts, files)
     summary = json.loads(files["summary.json"])
     lo, hi = summary["pass_rate_ci95"]
     print(f"wrote {display_path(path)}: {summary['passes']}/{summary['n']} pass, "

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -70,10 +71,12 @@ def add_provenance_argument(parser: Any, what: str) -> None:
                              f"{what}, when data/provenance.json does not list them")
 
 
-def warn_unknown_origin(command: str, path: Path, described_by: Path | None) -> None:
+def warn_unknown_origin(command: str, path: Path, files: Mapping[str, bytes]) -> None:
     """Say on stderr, once the run is saved, when nobody described the completions: the run
-    is made, but its manifest records their origin as unknown."""
-    if data.origin(path, described_by).get("made_by") == data.UNKNOWN_ORIGIN:
+    is made, but its manifest (read from the run's own `files`) records their origin as
+    unknown."""
+    origin = json.loads(files["manifest.json"]).get("origin") or {}
+    if origin.get("made_by") == data.UNKNOWN_ORIGIN:
         print(f"course {command}: warning: {display_path(path)} is not in data/provenance.json "
               "and no --provenance FILE was given; the run records its prompt version and "
               "sampling as unknown, and `course compare` will refuse it", file=sys.stderr)

@@ -41,7 +41,7 @@ def _main(args: Any) -> int:
                          provenance=args.provenance)
     files = build_run(config, args.note)
     path = write_run(args.out, files)
-    warn_unknown_origin("select", config.pack, config.provenance)
+    warn_unknown_origin("select", config.pack, files)
     summary = json.loads(files["summary.json"])
     print(f"{'n':>3}  {'best-of-n (oracle)':>18}  {'majority vote':>13}  {'random pick':>11}"
           f"  {'pass@n':>6}")
