@@ -132,7 +132,7 @@ def regenerate(name: str, root: Path = RUNS_DIR, force: bool = False) -> Path:
                             "(then review the diff before committing)")
     files = _builder(name)()
     root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=root))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{name}{runs.PARTIAL}", dir=root))
     previous = scratch / "previous"
     try:
         fresh = runs.write_run(scratch / name, files)
