@@ -167,7 +167,11 @@ def test_cli_fast_mode_logs_every_step_on_request(capsys):
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("step ")]
     assert len(lines) == 40
     assert main(["bandit", "--steps", "40"]) == 0
-    assert len([x for x in capsys.readouterr().out.splitlines() if x.startswith("step ")]) < 15
+    out = capsys.readouterr().out
+    assert len([x for x in out.splitlines() if x.startswith("step ")]) < 15
+    # the design's "one-time advantage sign interpretation line at the top", in fast mode too
+    assert out.count(ADVANTAGE_SIGN_NOTE) == 1
+    assert out.index(ADVANTAGE_SIGN_NOTE) < out.index("step ")
 
 
 def test_cli_rejects_a_batch_baseline_without_a_batch(capsys):

@@ -41,7 +41,8 @@ Z_95 = 1.96
 rounded as in every textbook table."""
 
 INSPECT_PER_SIDE = 5
-"""How many passing and how many failing examples a summary shows (the seed's top/bottom 5)."""
+"""How many passing and how many failing examples a summary shows: five of each (rule 6 of
+docs/rules.md, Look at the distribution)."""
 
 NOISE_MIN_EXAMPLES = 100
 NOISE_MIN_POINTS = 5
@@ -280,9 +281,9 @@ def noise_verdict(passes_a: int, passes_b: int, n: int,
     """The Noise Rule, as a sentence.
 
     On fewer than 100 examples, a change of under 5 points is "not distinguishable from noise"
-    and 5 points or more is "large enough to investigate" (the seed's rule of thumb; integer
-    arithmetic, so exactly 5 points counts as large). From 100 examples on, the rule of thumb
-    is silent and the paired 95% interval decides: a change whose interval contains 0 is noise.
+    and 5 points or more is "large enough to investigate" (rule 7 of docs/rules.md; integer
+    arithmetic, so exactly 5 points counts as large). From 100 examples on, the 5-point line is
+    silent and the paired 95% interval decides: a change whose interval contains 0 is noise.
     "Investigate" is deliberate: a large change is a reason to look at the flips, not proof.
     """
     if n < NOISE_MIN_EXAMPLES:

@@ -239,7 +239,7 @@ class Training:
 def train(config: LearnConfig, rng: np.random.Generator,
           checkpoints: Sequence[int] = ()) -> Training:
     """Train from the reference for `config.steps` updates, keeping the raw completions sampled
-    at each step listed in `checkpoints` (the seed's "save raw outputs" rule)."""
+    at each step listed in `checkpoints` (rule 5 of docs/rules.md, Save raw outputs)."""
     problems, reference, fit = setup(config)
     learner = learner_for(reference, len(problems))
     logs, saved = [], {}

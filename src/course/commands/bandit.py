@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from course.bandit import BASELINES, BanditConfig, fast_log, setup_lines, slow_motion_log, train
+from course.bandit import (
+    ADVANTAGE_SIGN_NOTE,
+    BASELINES,
+    BanditConfig,
+    fast_log,
+    setup_lines,
+    slow_motion_log,
+    train,
+)
 from course.commands.options import add_output_arguments, check_output_arguments, make_config
 from course.paths import display_path
 from course.reports.bandit import build_run
@@ -41,7 +49,7 @@ def _main(args: Any) -> int:
     if args.slow_motion:
         print(slow_motion_log(history, config))
     else:
-        print("\n".join(setup_lines(config)))
+        print("\n".join([*setup_lines(config), ADVANTAGE_SIGN_NOTE]))  # once, as in slow motion
         print(fast_log(history, config, every=1 if args.log_every_step else max(1, steps // 10)))
     if args.out is not None:
         path = write_run(args.out, build_run(config, args.note))

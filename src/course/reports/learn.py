@@ -2,9 +2,9 @@
 
 `build_run` trains the policy of `course.token_policy` with `course.learn.train` and saves:
 the per-step log (`train_log.txt`, `summary.json`), the raw completions sampled at the first,
-middle and last step (`samples/step_NNNN.jsonl`: the seed's "save raw outputs" rule), the
+middle and last step (`samples/step_NNNN.jsonl`: rule 5 of docs/rules.md, Save raw outputs), the
 learning curve, and a README. The canonical token runs (`reports.learn_selection`,
-`reports.learn_shift`, `reports.learn_hack`, `reports.learn_kl`, `reports.learn_toy_tax`) use
+`reports.learn_hack` (run_010 and run_011), `reports.learn_kl`, `reports.learn_toy_tax`) use
 the helpers below.
 """
 
