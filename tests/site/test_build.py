@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,47 @@ def test_the_fixture_run_is_what_the_browser_test_expects():
     results = [json.loads(line) for line in
                (FIXTURE_RUNS / "run_fixture" / "results.jsonl").read_text().splitlines()]
     assert "<script>alert(1)</script>" in [r["completion"] for r in results]
+
+
+class _TextOutsideCode(HTMLParser):
+    """The text a reader sees as prose: everything outside <pre>, <code>, <script>, <style>."""
+
+    SKIP = frozenset({"pre", "code", "script", "style"})
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.lines: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.SKIP
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.SKIP and self.depth > 0
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.lines += data.split("\n")
+
+
+RAW_FENCE = re.compile(r"(?:^|\s)(?:`{3,}|~{3,})\s*\{?\.?[\w-]*")
+
+
+@pytest.mark.parametrize(("html", "raw"), [
+    ("<p>```python\nfrom course.mdp import train</p>", True),
+    ("<p>see</p><pre><code>```python\nx = 1\n```</code></pre>", False),
+    ("<p>a fence is written <code>```python</code></p>", False),
+])
+def test_the_raw_fence_check_reads_only_prose(html, raw):
+    assert any(RAW_FENCE.search(line) for line in _TextOutsideCode(html).lines) is raw
+
+
+def test_no_page_shows_a_raw_fence_marker(built_site: Build):
+    """A fence the Markdown parser did not recognise (an unindented fence inside `???`, say)
+    renders as a literal ```python and its code falls out of the box, although the docs test
+    (which lifts the block first) still runs it. This reads what the reader sees."""
+    for page in site_pages(built_site.site):
+        parser = _TextOutsideCode(page_file(built_site.site, page).read_text(encoding="utf-8"))
+        raw = [line for line in parser.lines if RAW_FENCE.search(line)]
+        assert not raw, f"{page} shows a raw fence marker: {raw[0].strip()!r}"
