@@ -143,7 +143,13 @@ def _no_tokenizer(monkeypatch):
     (["bandit", "--lr", "-1"], None, "lr: must be a finite number > 0"),
     (["score", "Final: 323"], None, "give a COMPLETION and --expected N"),
     (["kl", "--out", "{tmp}/file/run", "--note", "n"], None, "/file"),
-], ids=["data", "run", "tokenizer", "usage", "usage-score", "filesystem"])
+    (["eval", "--problems", "{tmp}/none.jsonl", "--rollouts", "{tmp}/none.jsonl",
+      "--scorer", "lenient", "--note", "n", "--out", "{tmp}/run"], None,
+     "--scorer: unknown scorer version 'lenient'"),
+    (["compare", "runs/run_019", "runs/run_001", "--note", "n", "--out", "{tmp}/cmp"], None,
+     "scorer_version differs"),
+], ids=["data", "run", "tokenizer", "usage", "usage-score", "filesystem", "usage-scorer",
+        "locked-room"])
 def test_every_expected_error_is_one_line_on_stderr_with_exit_2(
         argv, prepare, says, tmp_path, capsys, monkeypatch):
     (tmp_path / "file").write_text("a regular file, not a folder")

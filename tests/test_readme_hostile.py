@@ -24,10 +24,10 @@ from markdown_it import MarkdownIt
 from mkdocs.config import load_config
 from pymdownx.snippets import SnippetPreprocessor
 
-from course.evaluation import EvalConfig
+from course.evaluation import CompareConfig, EvalConfig
 from course.formatting import fence_text, inline_code, one_line, prose_text
 from course.paths import REPO_ROOT
-from course.reports import evaluation, selection
+from course.reports import comparison, evaluation, selection
 from course.selection import SelectionConfig
 
 SENTINEL = "SNIPPET-SENTINEL"
@@ -151,6 +151,30 @@ def test_the_reproduce_command_passes_the_very_note():
     command = evaluation.reproduce_command(config, "it's\none --8<-- x")
     assert "--note $'it\\'s\\none --8\\x3c-- x'" in command and "\n" not in command
     assert "--note 'a plain note'" in evaluation.reproduce_command(config, "a plain note")
+
+
+# -- the saved comparison's README -----------------------------------------------------------
+
+def comparison_readme(value: str) -> str:
+    """run_016's README with `value` as the note, as every flipped id and as both run paths."""
+    report = json.loads((REPO_ROOT / "runs/run_016/comparison.json").read_text(encoding="utf-8"))
+    report |= {"run_a": value, "run_b": value, "policy_a": value,
+               "flipped_ids": {"fail_to_pass": [value], "pass_to_fail": [value, value]}}
+    config = CompareConfig(run_a=Path(value or "a"), run_b=Path("runs/run_015"))
+    return comparison.render_readme(config, value, report)
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_the_comparison_readme_keeps_its_structure_and_renders_inert(site_html, value):
+    readme = comparison_readme(value)
+    assert readme.split("\n")[0].startswith("# Locked Room comparison: ")
+    assert [len(block) for block in fenced_blocks(readme)] == [5, 1]  # printed lines, command
+    assert snippet_lines(readme) == []
+    for html in (site_html(readme), commonmark_html(readme)):
+        assert live_markup(html) == []
+        assert SENTINEL not in html
+    headings = [tag for tag, _ in Elements(commonmark_html(readme)).elements if tag == "h1"]
+    assert headings == ["h1"]
 
 
 # -- the Loop B README: ids in prose --------------------------------------------------------

@@ -18,10 +18,16 @@ The story, top to bottom:
    (largest remainder), assigned to problems by a seeded shuffle.
 5. `make_pack`: 8 samples per dev problem from a per-prompt difficulty, plus designed prompts
    where selection still fails and where majority vote and best-of-N disagree.
-6. `build_data`: every file of `data/` as bytes, with `provenance.json` and `README.md`.
+6. Stand-in v2 (`POLICY_V2`, `make_v2_rollouts`): a changed policy, sampled with the same
+   random draws as v1 on the dev and the holdout split, so two runs differ by the policy only.
+   Part of its change holds on every prompt; the rest was tuned on dev prompts and holds there
+   only (see `V2_GENERAL_FIXES` and `V2_DEV_PATCHES`).
+7. `build_data`: every file of `data/` as bytes, with `provenance.json` and `README.md`.
 
 Randomness: one `numpy.random.Generator`, made in `build_data` from `seed`, is passed down to
-each step in a fixed order. Same seed, same bytes.
+each step of the first release in a fixed order. Files added later draw from their own
+generators (`STREAMS`), so adding a file never moves a byte of an earlier one. Same seed, same
+bytes.
 """
 
 from __future__ import annotations
@@ -48,10 +54,15 @@ from course.paths import DATA_DIR, display_path, sha256_bytes
 SEED = 2024
 """The seed behind every synthetic file in `data/`."""
 
+STREAMS = {"holdout_v1": 1, "v2": 2}
+"""Files added after the first release, each with its own generator `default_rng([seed, k])`:
+drawing them from the main generator would shift every file drawn after them."""
+
 DATA_VERSION = "v1"
 PROMPT_VERSION = "final-int-v1"
 """The prompt template: the problem text, then `INSTRUCTION`."""
 POLICY = "scripted-stand-in-v1"
+POLICY_V2 = "scripted-stand-in-v2"
 INSTRUCTION = "Output exactly one line: Final: <int>"
 PACK_N = 8
 
@@ -436,6 +447,61 @@ def make_frozen_rollouts(rng: np.random.Generator, problems: list[Problem]) -> l
             for p, mode in zip(problems, modes, strict=True)]
 
 
+# -- 3b. Stand-in v2: a changed policy, the same random draws ---------------------------------
+
+FORMAT_MODES = ("sentence", "bare_number", "markdown_bold", "reasoning_then_answer",
+                "repeated_final", "missing_space", "double_space", "leading_zero",
+                "unicode_lookalike", "trailing_period")
+"""v1's format failures: the right number, written outside the spec's one `Final: <int>` line."""
+
+V2_GENERAL_FIXES = ("markdown_bold", "leading_zero", "trailing_period")
+"""What v2 learned on every prompt: write the number bare, with no `**` around the line, no
+leading zero and no period after it. These modes' rates (0.06 together) move to `correct`."""
+
+V2_TUNED_ON = "dev"
+"""The split whose failures (run_001) v2's developer read and patched, prompt by prompt."""
+
+V2_DEV_PATCHES = tuple(mode for mode in FORMAT_MODES if mode not in V2_GENERAL_FIXES)
+"""Format failures v2 fixes only on the prompts it was tuned on: its developer patched each
+failing dev prompt until it passed, and those patches hold for those prompts alone. On a dev
+prompt these modes' rates (0.18 together) also move to `correct`; on any other prompt v2 writes
+them as often as v1. By construction, this part of v2's dev gain does not transfer."""
+
+
+def v2_mode(v1_mode: str, split: str) -> str:
+    """The mode v2 writes where v1 wrote `v1_mode` on a problem of `split`."""
+    if v1_mode in V2_GENERAL_FIXES:  # the general fix: every prompt
+        return "correct"
+    if split == V2_TUNED_ON and v1_mode in V2_DEV_PATCHES:  # the patch: tuned prompts only
+        return "correct"
+    return v1_mode  # everything else is v1's behaviour, unchanged (arithmetic, hacks, ...)
+
+
+def v2_rates(split: str) -> dict[str, float]:
+    """v2's mode rates on the prompts of `split`: each v1 rate, moved to the mode v2 writes."""
+    rates = dict.fromkeys(POLICY_MODES, 0.0)
+    for name, mode in POLICY_MODES.items():
+        rates[v2_mode(name, split)] += mode.rate
+    return rates
+
+
+def make_v2_rollouts(rng: np.random.Generator, problems: list[Problem],
+                     v1_rollouts: list[Record], split: str) -> list[Record]:
+    """v2's completion for each problem, sampled with the same random draws as v1 (common
+    random numbers): where v2 writes v1's mode, the completion is v1's, character for
+    character; where it writes another mode, that mode is rendered anew (with `rng`).
+
+    So a v1 run and a v2 run of the same split differ exactly where the policy changed, and a
+    paired comparison of the two sees the change, not resampling noise.
+    """
+    rollouts = []
+    for problem, v1 in zip(problems, v1_rollouts, strict=True):
+        mode = v2_mode(v1["policy_mode"], split)
+        completion = v1["completion"] if mode == v1["policy_mode"] else render(mode, problem, rng)
+        rollouts.append({"id": problem.id, "completion": completion, "policy_mode": mode})
+    return rollouts
+
+
 # -- 4. The selection pack: N samples per dev problem ----------------------------------------
 
 # Prompts where every sample fails, each for a different reason, and the modes used there.
@@ -544,8 +610,9 @@ def _mode_counts(rollouts: list[Record]) -> dict[str, int]:
     return {name: counts[name] for name in POLICY_MODES if counts[name]}
 
 
-def _sampling(seed: int, n: int) -> dict[str, Any]:
-    return {"policy": POLICY, "temperature": NOMINAL_TEMPERATURE, "top_p": NOMINAL_TOP_P,
+def _sampling(seed: int, n: int, policy: str = POLICY) -> dict[str, Any]:
+    """The recorded sampling settings: the same for both stand-ins but for the policy's name."""
+    return {"policy": policy, "temperature": NOMINAL_TEMPERATURE, "top_p": NOMINAL_TOP_P,
             "n": n, "seed": seed, "note": SAMPLING_NOTE}
 
 
@@ -561,6 +628,12 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
     frozen = make_frozen_rollouts(rng, dev)
     design = design_pack(rng, dev)
     pack = make_pack(rng, dev, design)
+    # Added later, each from its own stream: the files above keep their bytes.
+    holdout_v1 = make_frozen_rollouts(np.random.default_rng([seed, STREAMS["holdout_v1"]]),
+                                      holdout)
+    v2_rng = np.random.default_rng([seed, STREAMS["v2"]])
+    frozen_v2 = make_v2_rollouts(v2_rng, dev, frozen, "dev")
+    holdout_v2 = make_v2_rollouts(v2_rng, holdout, holdout_v1, "holdout")
 
     made = f"course.datagen.build_data(seed={seed})"
     files: dict[str, bytes] = {}
@@ -579,6 +652,18 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
         f"{made}: make_frozen_rollouts (scripted stand-in, no model run)",
         problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
         sampling=_sampling(seed, 1), mode_counts=_mode_counts(frozen))
+    add("rollouts/holdout_v1.jsonl", ascii_jsonl_bytes(holdout_v1), len(holdout_v1),
+        f"{made}: make_frozen_rollouts(split='holdout') (scripted stand-in v1, no model run)",
+        problems="data/problems/holdout.jsonl", prompt_version=PROMPT_VERSION,
+        sampling=_sampling(seed, 1), mode_counts=_mode_counts(holdout_v1))
+    for name, split, rollouts, v1_name in (
+            ("frozen_v2", "dev", frozen_v2, "frozen_v1"),
+            ("holdout_v2", "holdout", holdout_v2, "holdout_v1")):
+        add(f"rollouts/{name}.jsonl", ascii_jsonl_bytes(rollouts), len(rollouts),
+            f"{made}: make_v2_rollouts(split={split!r}) (scripted stand-in v2, no model run)",
+            problems=f"data/problems/{split}.jsonl", prompt_version=PROMPT_VERSION,
+            sampling=_sampling(seed, 1, POLICY_V2), mode_counts=_mode_counts(rollouts),
+            same_draws_as=f"data/rollouts/{v1_name}.jsonl")
     add("selection/pack_n8.jsonl", ascii_jsonl_bytes(pack), len(pack),
         f"{made}: make_pack (scripted stand-in, no model run)",
         problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
@@ -607,8 +692,20 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
 
 def readme(entries: Mapping[str, Mapping[str, Any]], seed: int) -> str:
     """`data/README.md`: what each file is, how it was made, and how to check it."""
-    modes = "\n".join(f"| `{name}` | {mode.rate:.3f} | {mode.description} |"
-                      for name, mode in POLICY_MODES.items())
+    tuned, elsewhere = v2_rates(V2_TUNED_ON), v2_rates("holdout")
+    general = sum(POLICY_MODES[m].rate for m in V2_GENERAL_FIXES)
+    changed = {}  # split -> (changed by the general fix, changed by the patches, N)
+    for split, v1_file in (("dev", "frozen_v1"), ("holdout", "holdout_v1")):
+        entry = entries[f"data/rollouts/{v1_file}.jsonl"]
+        counts = entry["mode_counts"]
+        patched = sum(counts.get(m, 0) for m in V2_DEV_PATCHES) if split == V2_TUNED_ON else 0
+        changed[split] = (sum(counts.get(m, 0) for m in V2_GENERAL_FIXES), patched,
+                          entry["records"])
+    modes = "\n".join(f"| `{name}` | {mode.rate:.3f} | {tuned[name]:.3f} | {elsewhere[name]:.3f} "
+                      f"| {mode.description} |" for name, mode in POLICY_MODES.items())
+    passing = {name: sum(rates[m] for m in CORRECT_MODES)
+               for name, rates in (("v1", {m: r.rate for m, r in POLICY_MODES.items()}),
+                                   ("tuned", tuned), ("elsewhere", elsewhere))}
     table = "\n".join(f"| `{path}` | {entry['version']} | {entry['records']} | "
                       f"{entry['made_by']} | `{entry['sha256'][:16]}` |"
                       for path, entry in entries.items())
@@ -639,6 +736,11 @@ Full sha256 values, sampling settings, mode counts and the designed selection ca
   tune on; `holdout` is never tuned on.
 - `rollouts/frozen_v1.jsonl`: one completion per dev problem, `{{id, completion, policy_mode}}`.
   Mode counts are the rates below times 60 (largest remainder), assigned by a seeded shuffle.
+- `rollouts/holdout_v1.jsonl`: the same stand-in on the 25 holdout problems, made the same way
+  (counts are the rates times 25) from a generator of its own.
+- `rollouts/frozen_v2.jsonl` and `rollouts/holdout_v2.jsonl`: stand-in v2 (`{POLICY_V2}`) on
+  the dev and the holdout split. Same prompt version, same recorded sampling settings but for
+  the policy's name: see [Stand-in v2](#stand-in-v2) below.
 - `selection/pack_n8.jsonl`: 8 samples per dev problem. Each prompt gets a difficulty
   p ~ Beta(2, 2); a sample is correct with probability p, otherwise a failure mode drawn by rate;
   ordinary prompts are redrawn until at least one sample is correct. Three designed prompts fail
@@ -659,9 +761,41 @@ top_p {NOMINAL_TOP_P}) are labels that describe the stand-in; they were never pa
 
 ## The stand-in policy
 
-| mode | rate | what it writes |
-| --- | --- | --- |
+Rates per sample. v2 writes every mode at v1's rate except where the table says otherwise; its
+rates differ between the prompts it was tuned on (dev) and any other prompt (holdout).
+
+| mode | v1 rate | v2 rate, dev | v2 rate, other prompts | what it writes |
+| --- | --- | --- | --- | --- |
 {modes}
+
+In-spec modes (`correct`, `correct_newline`) add up to {passing["v1"]:.2f} for v1, and for v2
+to {passing["tuned"]:.2f} on dev prompts and {passing["elsewhere"]:.2f} on any other prompt.
+
+## Stand-in v2
+
+`{POLICY_V2}` is v1 after one round of format work, and it is built to show why a dev gain can
+fail to appear on the holdout. Its two changes, both in `course.datagen`:
+
+1. On every prompt (`V2_GENERAL_FIXES`): it writes the number bare, with no `**` around the
+   line, no leading zero and no period after it. That moves {general:.2f} of v1's rate to
+   `correct`: a real gain of {100 * general:.0f} points in expectation, on any prompt.
+2. On dev prompts only (`V2_DEV_PATCHES`): its developer read v1's failures on dev (run_001)
+   and patched each failing dev prompt whose number was right but whose format was not
+   (sentences, bare numbers, working lines, repeated lines, spacing, a lookalike character)
+   until it passed. The patches hold for those prompts alone, so this part of the gain does not
+   transfer.
+
+Arithmetic slips, misconceptions and reward hacks are unchanged. v2 is sampled with the same
+random draws as v1 on the same split (common random numbers): where v2 writes v1's mode, the
+completion is v1's, character for character, so v1 and v2 runs of one split differ exactly where
+the policy changed. Each file's `same_draws_as` in `provenance.json` names its v1 twin.
+
+What a paired comparison then shows: on dev (N={changed["dev"][2]}) v2 changes \
+{changed["dev"][0]} completions through the general fix and {changed["dev"][1]} through the \
+patches; on the holdout (N={changed["holdout"][2]}) only the general fix applies, and it \
+changes {changed["holdout"][0]} of its completions, a change the Noise Rule cannot tell from \
+noise. Two causes meet: the holdout is too small to resolve a change of a few points, and \
+most of the dev gain was tuned on dev.
 
 ## Problem shapes
 

@@ -13,8 +13,12 @@ Wilson interval, and a handful of raw completions (passing and failing, one per 
 first) so that a reader looks at the data before trusting the number.
 
 Two runs are compared only inside a "locked room" (`compare_runs`): same dataset, same scorer
-version, same prompt version, same sampling settings. Anything else is a change of environment,
-and the comparison is refused with the differing fields named.
+version, same prompt version, same sampling settings. Only the policy may differ: it is what a
+comparison measures. Anything else is a change of environment, and the comparison is refused
+with the differing fields named.
+
+The instrument is `strict-v1` (`course.scorer`) unless a run names another one in `SCORERS`:
+the only other is `strict-v0` (`course.scorer_v0`), an earlier version kept for forensics.
 
 The story, top to bottom: `evaluate` -> `wilson_interval` -> `summarise` -> `compare_runs`
 (two runs, one locked room). The run folder is written by `course.reports.evaluation`; the
@@ -26,12 +30,12 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course import data, progress, runs
+from course import data, progress, runs, scorer_v0
 from course.formatting import rounded
 from course.paths import display_path
 from course.scorer import CODES, SCORER_VERSION, score
@@ -50,6 +54,25 @@ NOISE_MIN_POINTS = 5
 
 
 @dataclass(frozen=True)
+class Scorer:
+    """A measurement instrument Loop A can score with."""
+
+    version: str
+    """Recorded in every result, summary and manifest: a new version is a new instrument."""
+    score: Callable[[Mapping[str, Any], Any], Mapping[str, Any]]
+    """`score(example, completion) -> {"reward": 0.0 or 1.0, "details": {"code", ...}}`."""
+    codes: Mapping[str, str]
+    """What each `details["code"]` it gives means."""
+
+
+SCORERS: dict[str, Scorer] = {
+    SCORER_VERSION: Scorer(SCORER_VERSION, score, CODES),
+    scorer_v0.SCORER_VERSION: Scorer(scorer_v0.SCORER_VERSION, scorer_v0.score, scorer_v0.CODES),
+}
+"""Scorer version -> instrument. `strict-v1` measures; `strict-v0` is kept only for forensics."""
+
+
+@dataclass(frozen=True)
 class EvalConfig:
     """One Loop A measurement: which completions, scored against which problems, and why."""
 
@@ -62,18 +85,42 @@ class EvalConfig:
     provenance: Path | None = None
     """A JSON file `{made_by, prompt_version, sampling}` describing completions that
     `data/provenance.json` does not list (a real model's, say); see `data.origin`."""
+    scorer: str = SCORER_VERSION
+    """The scorer version that measures, a key of `SCORERS`; recorded as the manifest's
+    `scorer_version`, so `course compare` refuses to put runs of two versions side by side."""
+
+    def __post_init__(self) -> None:
+        if self.scorer not in SCORERS:
+            raise ValueError(f"--scorer: unknown scorer version {self.scorer!r}; known: "
+                             f"{', '.join(SCORERS)}")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """Two Loop A runs put side by side in the locked room (`compare_runs`), and where the
+    comparison is saved."""
+
+    run_a: Path
+    """The baseline eval run folder (A)."""
+    run_b: Path
+    """The changed eval run folder (B); the report is about B - A."""
+    out: Path | None = None
+    """The comparison run folder the command writes; recorded so the README can print the
+    exact command."""
 
 
 # -- 1. score every example -------------------------------------------------------------------
 
 def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[str, Any]],
-             rollouts_path: Path | str = "rollouts") -> list[dict[str, Any]]:
+             rollouts_path: Path | str = "rollouts",
+             scorer: str = SCORER_VERSION) -> list[dict[str, Any]]:
     """Score each problem's rollout; one result per problem, in problem order.
 
     Args:
         problems: validated problem records (`data.load_problems`), N >= 1 of them.
         rollouts: validated rollout records (`data.load_rollouts`), one per problem id.
         rollouts_path: named in the error when the two files do not match id for id.
+        scorer: the scorer version to measure with, a key of `SCORERS`.
 
     Returns:
         N dicts `{id, prompt, expected_answer, completion, policy_mode, reward, details}` where
@@ -81,9 +128,10 @@ def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[s
         policy's label or None, and `details` is the scorer's, in full.
     """
     pairs = data.join_on_id(problems, rollouts, rollouts_path)
+    score_one = SCORERS[scorer].score
     results = []
     for problem, rollout in progress.bar(pairs, len(pairs), "scoring"):
-        scored = score(problem, rollout["completion"])
+        scored = score_one(problem, rollout["completion"])
         results.append({
             "id": problem["id"],
             "prompt": problem["prompt"],
@@ -145,8 +193,10 @@ def _code_rank(code: str) -> int:
     return _CODE_RANK.get(code, len(_CODE_RANK))
 
 
-def summarise(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Loop A's statistics for scored results (from `evaluate`, or read back from a run).
+def summarise(results: Sequence[Mapping[str, Any]],
+              scorer: str = SCORER_VERSION) -> dict[str, Any]:
+    """Loop A's statistics for scored results (from `evaluate` with the scorer version
+    `scorer`, or read back from a run).
 
     Returns a dict with `n`, `passes`, `pass_rate`, `pass_rate_ci95` (Wilson), `mean_reward`,
     `failure_modes` (one row per failing code: count and share of all N, most frequent first,
@@ -160,7 +210,7 @@ def summarise(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     failing_codes = Counter(r["details"]["code"] for r in results if not _passed(r))
     ordered = sorted(failing_codes, key=lambda code: (-failing_codes[code], _code_rank(code)))
     return {
-        "scorer_version": SCORER_VERSION,
+        "scorer_version": scorer,
         "n": n,
         "passes": passes,
         "pass_rate": rounded(passes / n),
@@ -204,6 +254,23 @@ def _shown(result: Mapping[str, Any]) -> dict[str, Any]:
 LOCKED_ROOM = ("dataset (problems sha256)", "scorer_version", "prompt_version", "sampling")
 """What must be identical before two pass rates may be compared."""
 
+POLICY_KEY = "policy"
+"""The one entry of the recorded sampling settings that may differ: the policy's name."""
+
+
+def _settings(sampling: Any) -> Any:
+    """The sampling wall: the recorded sampling settings without the policy's name. The policy
+    is what a comparison measures, so it may change; temperature, top_p, n and seed may not."""
+    if not isinstance(sampling, Mapping):
+        return sampling
+    return {key: value for key, value in sampling.items() if key != POLICY_KEY}
+
+
+def _policy(manifest: Mapping[str, Any]) -> Any:
+    """The policy's name in a manifest's sampling settings (None when not recorded)."""
+    sampling = manifest.get("sampling")
+    return sampling.get(POLICY_KEY) if isinstance(sampling, Mapping) else None
+
 
 def _locked_room(manifest: Mapping[str, Any], where: Path) -> dict[str, Any]:
     """The locked-room fields of an eval run's manifest."""
@@ -216,7 +283,8 @@ def _locked_room(manifest: Mapping[str, Any], where: Path) -> dict[str, Any]:
         raise runs.RunError(f"{display_path(where)}/manifest.json does not record the "
                             "problems file's sha256") from None
     room = dict(zip(LOCKED_ROOM, (dataset, manifest.get("scorer_version"),
-                                  manifest.get("prompt_version"), manifest.get("sampling")),
+                                  manifest.get("prompt_version"),
+                                  _settings(manifest.get("sampling"))),
                     strict=True))
     return room
 
@@ -229,6 +297,12 @@ def _unknown_walls(room: Mapping[str, Any], where: Path) -> None:
         raise runs.RunError(f"{display_path(where)} records no {' and no '.join(unknown)} "
                             "(its completions have no provenance), so the Locked Room cannot "
                             "be checked; evaluate again with --provenance FILE")
+
+
+def _problems_path(manifest: Mapping[str, Any]) -> Any:
+    """Where a run's problems file was, as its manifest records it."""
+    problems = manifest["inputs"]["problems"]  # present: `_locked_room` read its sha256
+    return problems.get("path") if isinstance(problems, Mapping) else None
 
 
 def _outcomes(run: Path) -> dict[str, bool]:
@@ -297,16 +371,20 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
     """Compare two Loop A runs, or refuse to.
 
     Refuses (`RunError`) unless both are eval runs measured in the same locked room: the same
-    problems file (sha256), scorer version, prompt version and sampling settings. The error
-    names every differing field with both values.
+    problems file (sha256), scorer version, prompt version and sampling settings (the policy's
+    name excepted, `_settings`). The error names every differing field with both values.
 
-    Returns the pass rates with Wilson intervals, the change `difference = p_B - p_A` with its
-    paired 95% interval (`paired_difference_interval`), the per-example flips and the noise
-    verdict (`noise_verdict`).
+    Returns the walls checked with their common values (`locked_room`), the problems file and
+    each run's policy, the pass rates with Wilson intervals, the change
+    `difference = p_B - p_A` with its paired 95% interval (`paired_difference_interval`), the
+    per-example flips (counts, and the ids in dataset order) and the noise verdict
+    (`noise_verdict`).
     """
     run_a, run_b = Path(run_a), Path(run_b)
-    room_a = _locked_room(runs.read_json(run_a, "manifest.json"), run_a)
-    room_b = _locked_room(runs.read_json(run_b, "manifest.json"), run_b)
+    manifest_a = runs.read_json(run_a, "manifest.json")
+    manifest_b = runs.read_json(run_b, "manifest.json")
+    room_a = _locked_room(manifest_a, run_a)
+    room_b = _locked_room(manifest_b, run_b)
     differences = [f"{field} differs (A: {json.dumps(room_a[field], sort_keys=True)}, "
                    f"B: {json.dumps(room_b[field], sort_keys=True)})"
                    for field in LOCKED_ROOM if room_a[field] != room_b[field]]
@@ -321,6 +399,8 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
         raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} "
                             "record the same dataset but score different example ids")
     pairs = [(outcomes_a[i], outcomes_b[i]) for i in outcomes_a]
+    flipped = {"pass_to_fail": [i for i in outcomes_a if outcomes_a[i] and not outcomes_b[i]],
+               "fail_to_pass": [i for i in outcomes_a if outcomes_b[i] and not outcomes_a[i]]}
     table = Counter(pairs)
     both, only_a = table[(True, True)], table[(True, False)]
     only_b, neither = table[(False, True)], table[(False, False)]
@@ -329,6 +409,10 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
     return {
         "run_a": display_path(run_a),
         "run_b": display_path(run_b),
+        "locked_room": room_a,
+        "problems": _problems_path(manifest_a),
+        "policy_a": _policy(manifest_a),
+        "policy_b": _policy(manifest_b),
         "n": n,
         "passes_a": passes_a,
         "passes_b": passes_b,
@@ -340,6 +424,7 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
         "difference_ci95": interval,
         "interval_method": "Newcombe (1998) paired method 10: square-and-add of Wilson intervals",
         "flips": {"pass_to_fail": only_a, "fail_to_pass": only_b},
+        "flipped_ids": flipped,
         "verdict": noise_verdict(passes_a, passes_b, n, interval),
     }
 

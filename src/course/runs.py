@@ -64,7 +64,8 @@ def created_at() -> str | None:
 def manifest(*, kind: str, note: str, config: Mapping[str, Any],
              inputs: Mapping[str, Path] | None = None, seed: int | None = None,
              prompt_version: str | None = None, sampling: Mapping[str, Any] | None = None,
-             origin: Mapping[str, Any] | None = None, record_git: bool = True) -> dict[str, Any]:
+             origin: Mapping[str, Any] | None = None, record_git: bool = True,
+             scorer_version: str = SCORER_VERSION) -> dict[str, Any]:
     """Build a run manifest.
 
     Args:
@@ -83,13 +84,15 @@ def manifest(*, kind: str, note: str, config: Mapping[str, Any],
             artifact cannot contain the commit that contains it, and its bytes must not depend on
             the environment, so they are pinned by content (input hashes, scorer version,
             config) instead.
+        scorer_version: the instrument behind the run's numbers; `strict-v1` unless a run was
+            scored with another version (`course eval --scorer`).
     """
     if not note or not note.strip():
         raise RunError("a run needs a note: the one change versus the previous run")
     record: dict[str, Any] = {
         "kind": kind,
         "note": note.strip(),
-        "scorer_version": SCORER_VERSION,
+        "scorer_version": scorer_version,
         "course_version": __version__,
         "inputs": {name: {"path": display_path(path), "sha256": sha256_file(path)}
                    for name, path in (inputs or {}).items()},

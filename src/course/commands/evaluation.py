@@ -4,6 +4,7 @@ compared only inside the Locked Room."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +12,16 @@ from course.commands.options import (
     add_output_arguments,
     add_provenance_argument,
     check_output_arguments,
+    make_config,
     warn_unknown_origin,
 )
-from course.evaluation import EvalConfig, compare_runs
+from course.evaluation import SCORERS, CompareConfig, EvalConfig, compare_runs
 from course.formatting import percent
 from course.paths import display_path
+from course.reports import comparison
 from course.reports.evaluation import build_run
 from course.runs import write_run
+from course.scorer import SCORER_VERSION
 
 
 def register(subparsers: Any) -> None:
@@ -29,6 +33,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--rollouts", type=Path, required=True,
                         help="rollouts JSONL file: {id, completion} per line")
     add_provenance_argument(parser, "rollouts")
+    parser.add_argument("--scorer", default=SCORER_VERSION, metavar="VERSION",
+                        help=f"the scorer version that measures (default {SCORER_VERSION}; "
+                             f"known: {', '.join(SCORERS)}, the older ones for forensics only)")
     add_output_arguments(parser, required=True)
     parser.set_defaults(func=_eval_main)
 
@@ -38,13 +45,14 @@ def register(subparsers: Any) -> None:
                     "prompt and sampling; refuse when any of them differs.")
     parser.add_argument("run_a", type=Path, metavar="RUN_A", help="the baseline run folder")
     parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the changed run folder")
+    add_output_arguments(parser)
     parser.set_defaults(func=_compare_main)
 
 
 def _eval_main(args: Any) -> int:
+    config = make_config(EvalConfig, problems=args.problems, rollouts=args.rollouts,
+                         out=args.out, provenance=args.provenance, scorer=args.scorer)
     check_output_arguments(args)  # fail before the work, not after it
-    config = EvalConfig(problems=args.problems, rollouts=args.rollouts, out=args.out,
-                        provenance=args.provenance)
     files = build_run(config, args.note)
     path = write_run(args.out, files)
     warn_unknown_origin("eval", config.rollouts, files)
@@ -56,17 +64,18 @@ def _eval_main(args: Any) -> int:
 
 
 def _compare_main(args: Any) -> int:
-    report = compare_runs(args.run_a, args.run_b)
-    for side in ("a", "b"):
-        lo, hi = report[f"pass_rate_{side}_ci95"]
-        print(f"run {side.upper()}: {report[f'run_{side}']}: {report[f'passes_{side}']}"
-              f"/{report['n']} pass, {percent(report[f'pass_rate_{side}'])} "
-              f"(95% CI {percent(lo)} to {percent(hi)})")
-    lo, hi = report["difference_ci95"]
-    print(f"change B - A: {100 * report['difference']:+.1f} points "
-          f"(95% CI {100 * lo:+.1f} to {100 * hi:+.1f}; {report['interval_method']})")
-    flips = report["flips"]
-    print(f"flips: {flips['fail_to_pass']} fail->pass, {flips['pass_to_fail']} pass->fail, "
-          f"{report['n'] - flips['fail_to_pass'] - flips['pass_to_fail']} unchanged")
-    print(f"verdict: {report['verdict']} (N={report['n']})")
+    """Print the comparison; with `--out`, also save it as a run folder whose
+    `comparison.txt` holds exactly the printed lines (so the saved-to line goes to stderr)."""
+    check_output_arguments(args)  # fail before the work, not after it
+    config = CompareConfig(run_a=args.run_a, run_b=args.run_b, out=args.out)
+    if args.out is None:
+        lines = comparison.report_lines(compare_runs(config.run_a, config.run_b))
+    else:
+        files = comparison.build_run(config, args.note)  # a refused comparison raises here
+        path = write_run(args.out, files)
+        lines = files["comparison.txt"].decode("utf-8").splitlines()
+    for line in lines:
+        print(line)
+    if args.out is not None:
+        print(f"saved the comparison in {display_path(path)}", file=sys.stderr)
     return 0

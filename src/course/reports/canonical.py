@@ -24,7 +24,7 @@ from pathlib import Path
 
 from course import runs
 from course.bandit import BanditConfig
-from course.evaluation import EvalConfig
+from course.evaluation import CompareConfig, EvalConfig
 from course.goodhart import GoodhartConfig
 from course.kl import KLConfig
 from course.mdp import MDPConfig
@@ -32,6 +32,7 @@ from course.paths import DATA_DIR, RUNS_DIR, display_path
 from course.peers import ComparisonConfig
 from course.reports import (
     bandit,
+    comparison,
     evaluation,
     goodhart,
     kl,
@@ -90,9 +91,43 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
         "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
         "sample."), record_git=False),
+    "run_014": lambda: _eval("holdout", "holdout_v1", "run_014", (
+        "Holdout: the strict-v1 scorer on stand-in v1's rollouts of the 25 holdout problems, "
+        "the first run to read the holdout.")),
+    "run_015": lambda: _eval("holdout", "holdout_v2", "run_015", (
+        "Holdout: stand-in v2 in place of v1 (run_014); same scorer, prompt version and "
+        "sampling settings.")),
+    "run_016": lambda: _compare("run_014", "run_015", "run_016", (
+        "Holdout: stand-in v1 (run_014) against stand-in v2 (run_015), same walls.")),
+    "run_017": lambda: _eval("dev", "frozen_v2", "run_017", (
+        "Dev: stand-in v2 in place of v1 (run_001); same scorer, prompt version and sampling "
+        "settings.")),
+    "run_018": lambda: _compare("run_001", "run_017", "run_018", (
+        "Dev: stand-in v1 (run_001) against stand-in v2 (run_017), same walls.")),
+    "run_019": lambda: _eval("dev", "frozen_v1", "run_019", (
+        "Forensics: run_001's rollouts scored by the earlier scorer strict-v0, kept with its "
+        "bugs; read it beside run_001, never as a measurement."), scorer="strict-v0"),
 }
 """Run name -> function that rebuilds that run's files, deterministically. Every builder has
-the same contract: `build_run(config, note, *, record_git=True)`."""
+the same contract: `build_run(config, note, *, record_git=True)`. A comparison run reads the
+committed folders of the two runs it compares (pinned by sha256 in its manifest), so it is
+listed after them."""
+
+
+def _eval(split: str, rollouts: str, name: str, note: str,
+          scorer: str = "strict-v1") -> runs.RunFiles:
+    """A Loop A run of `data/rollouts/<rollouts>.jsonl` on `data/problems/<split>.jsonl`."""
+    return evaluation.build_run(EvalConfig(
+        problems=DATA_DIR / "problems" / f"{split}.jsonl",
+        rollouts=DATA_DIR / "rollouts" / f"{rollouts}.jsonl",
+        out=RUNS_DIR / name, scorer=scorer), note, record_git=False)
+
+
+def _compare(run_a: str, run_b: str, name: str, note: str) -> runs.RunFiles:
+    """A saved Locked Room comparison of two committed canonical runs."""
+    return comparison.build_run(CompareConfig(
+        run_a=RUNS_DIR / run_a, run_b=RUNS_DIR / run_b, out=RUNS_DIR / name), note,
+        record_git=False)
 
 
 def _builder(name: str) -> Callable[[], runs.RunFiles]:

@@ -14,12 +14,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from course import data
-from course.evaluation import NOISE_MIN_EXAMPLES, NOISE_MIN_POINTS, EvalConfig, evaluate, summarise
+from course.evaluation import (
+    NOISE_MIN_EXAMPLES,
+    NOISE_MIN_POINTS,
+    SCORERS,
+    EvalConfig,
+    evaluate,
+    summarise,
+)
 from course.formatting import fence_text, inline_code, one_line, percent, prose_text
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.paths import display_path
 from course.runs import RunFiles, manifest
-from course.scorer import CODES
+from course.scorer import SCORER_VERSION
 
 
 def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunFiles:
@@ -34,13 +41,14 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
     origin = data.origin(config.rollouts, config.provenance)
     problems = data.load_problems(config.problems)
     rollouts = data.load_rollouts(config.rollouts)
-    results = evaluate(problems, rollouts, config.rollouts)
-    summary = summarise(results)
+    results = evaluate(problems, rollouts, config.rollouts, config.scorer)
+    summary = summarise(results, config.scorer)
     run_manifest = manifest(
         kind="eval", note=note, config=_config_record(config),
         inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
         prompt_version=origin["prompt_version"], sampling=origin["sampling"],
-        origin=data.manifest_origin(origin), record_git=record_git)
+        origin=data.manifest_origin(origin), record_git=record_git,
+        scorer_version=config.scorer)
     return {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
         "manifest.json": json_bytes(run_manifest),
@@ -50,12 +58,16 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
 
 
 def _config_record(config: EvalConfig) -> dict[str, Any]:
-    """The config as the manifest stores it: repository-relative paths, no machine details."""
+    """The config as the manifest stores it: repository-relative paths, no machine details.
+    The scorer is named only when it is not the default (`strict-v1`); the manifest's
+    `scorer_version` records it either way."""
     record = {"problems": display_path(config.problems),
               "rollouts": display_path(config.rollouts),
               "out": display_path(config.out) if config.out is not None else None}
     if config.provenance is not None:
         record["provenance"] = display_path(config.provenance)
+    if config.scorer != SCORER_VERSION:
+        record["scorer"] = config.scorer
     return record
 
 
@@ -70,12 +82,13 @@ def reproduce_command(config: EvalConfig, note: str) -> str:
     """The exact `course eval` command that measures `config` again."""
     record = _config_record(config)
     out = record["out"] or "runs/run_00X"
-    return (f"course eval --problems {_shell_word(record['problems'])} "
-            f"--rollouts {_shell_word(record['rollouts'])} "
-            f"--note {_shell_word(note.strip())} --out {_shell_word(out)}")
+    scorer = f"--scorer {shell_word(record['scorer'])} " if "scorer" in record else ""
+    return (f"course eval --problems {shell_word(record['problems'])} "
+            f"--rollouts {shell_word(record['rollouts'])} {scorer}"
+            f"--note {shell_word(note.strip())} --out {shell_word(out)}")
 
 
-def _shell_word(text: str) -> str:
+def shell_word(text: str) -> str:
     """One shell word on one line: `shlex.quote` for printable text; otherwise (a line break,
     a control character, or a `--8<--` marker the site would act on) bash's `$'...'` quoting,
     whose escapes are those of `one_line`, so the command still passes the very same text."""
@@ -87,15 +100,29 @@ def _shell_word(text: str) -> str:
 def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> str:
     """The run explained in plain words: what was measured, the numbers, the evidence."""
     record = _config_record(config)
+    version = summary["scorer_version"]
+    codes = SCORERS.get(version, SCORERS[SCORER_VERSION]).codes
     lo, hi = summary["pass_rate_ci95"]
     lines = [
         f"# Loop A evaluation: {prose_text(note.strip())}",
         "",
         f"Every completion in {inline_code(record['rollouts'])} was scored by the strict "
-        f"verifier ({inline_code(summary['scorer_version'])}) against its problem in "
+        f"verifier ({inline_code(version)}) against its problem in "
         f"{inline_code(record['problems'])}. "
         "Nothing was sampled, selected or learned: this run is measurement only (Loop A).",
         "",
+    ]
+    if version != SCORER_VERSION:  # an earlier instrument: say so before any number
+        lines += [
+            f"**An earlier scorer.** {inline_code(version)} is not the course's instrument "
+            f"({inline_code(SCORER_VERSION)}); it is kept for forensics only. Do not quote "
+            "these numbers as a measurement: put this run beside a "
+            f"{inline_code(SCORER_VERSION)} run of the same rollouts and explain every "
+            "example on which the two disagree. `course compare` refuses the pair, because "
+            "the scorer version differs.",
+            "",
+        ]
+    lines += [
         "## Headline",
         "",
         f"- {summary['n']} completions, {summary['passes']} pass.",
@@ -116,7 +143,7 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
         "|---|---:|---:|---|",
     ]
     lines += [f"| {inline_code(row['code'])} | {row['count']} | {percent(row['share'])} | "
-              f"{CODES.get(row['code'], '(not a strict-v1 code)')} |"
+              f"{codes.get(row['code'], f'(not a {version} code)')} |"
               for row in summary["failure_modes"]]
     lines += [f"| **all failures** | {summary['n'] - summary['passes']} | "
               f"{percent(1 - summary['pass_rate'])} | |", ""]

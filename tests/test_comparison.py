@@ -1,0 +1,205 @@
+"""`course compare --out`: a Locked Room comparison saved as a run folder, or refused with
+nothing written; `course eval --scorer`; and the canonical runs 014 to 019 that use both."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from course import data, evaluation, runs
+from course.cli import main
+from course.jsonfiles import jsonl_bytes
+from course.paths import RUNS_DIR, sha256_file
+from course.reports import canonical, comparison
+
+PROBLEMS = [{"id": f"p{i}", "prompt": f"Compute {i}+{i}.", "expected_answer": 2 * i}
+            for i in range(10)]
+SETTINGS = {"temperature": 0.8, "top_p": 1.0, "n": 1, "seed": 7}
+
+
+def completions(wrong: set[int]) -> list[dict]:
+    return [{"id": f"p{i}", "completion": f"Final: {2 * i + (1 if i in wrong else 0)}"}
+            for i in range(10)]
+
+
+@pytest.fixture
+def room(tmp_path, monkeypatch):
+    """Problems and three rollout files: the baseline policy, a better one (two fixes, one
+    regression), and the better one sampled at another temperature."""
+    origins = {
+        "base.jsonl": {"policy": "policy-a", **SETTINGS},
+        "better.jsonl": {"policy": "policy-b", **SETTINGS},
+        "hotter.jsonl": {"policy": "policy-b", **SETTINGS, "temperature": 1.2},
+    }
+    monkeypatch.setattr(data, "provenance", lambda path: {
+        "prompt_version": "final-int-v1", "sampling": origins[path.name]})
+    (tmp_path / "problems.jsonl").write_bytes(jsonl_bytes(PROBLEMS))
+    for name, wrong in (("base", {0, 1, 2}), ("better", {0, 9}), ("hotter", {0, 9})):
+        (tmp_path / f"{name}.jsonl").write_bytes(jsonl_bytes(completions(wrong)))
+    return tmp_path
+
+
+def run(capsys, *argv):
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def evaluate(capsys, folder, rollouts, *extra):
+    code, _, err = run(capsys, "eval", "--problems", folder / "problems.jsonl", "--rollouts",
+                       folder / f"{rollouts}.jsonl", "--note", rollouts, "--out",
+                       folder / rollouts, *extra)
+    assert code == 0, err
+    return folder / rollouts
+
+
+# -- the sampling wall: every setting but the policy ------------------------------------------
+
+def test_the_policy_may_differ_but_no_other_sampling_setting(room, capsys):
+    base, better, hotter = (evaluate(capsys, room, name) for name in ("base", "better", "hotter"))
+    report = evaluation.compare_runs(base, better)
+    assert (report["policy_a"], report["policy_b"]) == ("policy-a", "policy-b")
+    assert report["locked_room"]["sampling"] == SETTINGS
+    assert report["flipped_ids"] == {"pass_to_fail": ["p9"], "fail_to_pass": ["p1", "p2"]}
+    with pytest.raises(runs.RunError, match=r"sampling differs \(A: \{.*\"temperature\": 0.8"):
+        evaluation.compare_runs(base, hotter)
+
+
+# -- compare --out ----------------------------------------------------------------------------
+
+def test_compare_out_saves_what_it_prints_and_pins_both_runs(room, capsys):
+    base, better = evaluate(capsys, room, "base"), evaluate(capsys, room, "better")
+    code, printed, _ = run(capsys, "compare", base, better)
+    assert code == 0
+    out = room / "cmp"
+    code, out_printed, err = run(capsys, "compare", base, better, "--note", "b versus a",
+                                 "--out", out)
+    assert code == 0 and out_printed == printed and "saved the comparison in" in err
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md", "comparison.json", "comparison.txt", "manifest.json"]
+    assert (out / "comparison.txt").read_text(encoding="utf-8") == printed
+    assert printed.splitlines()[2].startswith("change B - A: +10.0 points")
+
+    saved = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+    report = evaluation.compare_runs(base, better)
+    assert saved["flips"] == report["flips"] == {"pass_to_fail": 1, "fail_to_pass": 2}
+    assert saved["difference_ci95"] == [round(x, 4) for x in report["difference_ci95"]]
+    assert saved["verdict"] == report["verdict"]
+
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["kind"] == "comparison" and manifest["note"] == "b versus a"
+    assert manifest["inputs"]["run_b/results.jsonl"]["sha256"] == sha256_file(
+        better / "results.jsonl")
+    assert set(manifest["inputs"]) == {f"run_{s}/{f}" for s in "ab"
+                                       for f in ("manifest.json", "results.jsonl")}
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert "| scorer_version | `strict-v1` |" in readme
+    assert "- fail -> pass: `p1`, `p2`" in readme and "- pass -> fail: `p9`" in readme
+    assert "course compare " in readme and "--note 'b versus a'" in readme
+
+    code, _, err = run(capsys, "compare", base, better, "--note", "again", "--out", out)
+    assert code == 2 and "already exists" in err  # never overwritten
+
+
+def test_a_refused_comparison_exits_2_on_one_line_and_writes_nothing(room, capsys):
+    base = evaluate(capsys, room, "base")
+    old = evaluate(capsys, room, "better", "--scorer", "strict-v0")
+    code, out, err = run(capsys, "compare", base, old, "--note", "n", "--out", room / "cmp")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and 'scorer_version differs (A: "strict-v1", B: "strict-v0")' in err
+    assert not (room / "cmp").exists()
+    assert runs.leftover_partials(room) == []
+
+
+def test_compare_out_needs_a_note(room, capsys):
+    base = evaluate(capsys, room, "base")
+    code, _, err = run(capsys, "compare", base, base, "--out", room / "cmp")
+    assert code == 2 and "--out needs --note" in err and not (room / "cmp").exists()
+
+
+# -- course eval --scorer ---------------------------------------------------------------------
+
+def test_eval_scorer_is_recorded_and_an_unknown_one_is_refused(room, capsys):
+    folder = evaluate(capsys, room, "base", "--scorer", "strict-v0")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["scorer_version"] == "strict-v0"
+    assert "--scorer strict-v0" in (folder / "README.md").read_text(encoding="utf-8")
+    code, out, err = run(capsys, "eval", "--problems", room / "problems.jsonl", "--rollouts",
+                         room / "base.jsonl", "--scorer", "strict-v9", "--note", "n",
+                         "--out", room / "v9")
+    assert code == 2 and out == ""
+    assert err == ("course eval: error: --scorer: unknown scorer version 'strict-v9'; "
+                   "known: strict-v1, strict-v0\n")
+    assert not (room / "v9").exists()
+
+
+# -- the canonical runs 014 to 019 -------------------------------------------------------------
+
+def summary(name: str) -> dict:
+    return runs.read_json(RUNS_DIR / name, "summary.json")
+
+
+@pytest.mark.parametrize(("name", "scorer", "passes", "n", "ci"), [
+    ("run_014", "strict-v1", 14, 25, [0.3707, 0.7333]),
+    ("run_015", "strict-v1", 15, 25, [0.4074, 0.766]),
+    ("run_017", "strict-v1", 48, 60, [0.6822, 0.8817]),
+    ("run_019", "strict-v0", 42, 60, [0.5749, 0.801]),
+])
+def test_the_new_eval_runs_key_numbers(name, scorer, passes, n, ci):
+    numbers = summary(name)
+    assert (numbers["scorer_version"], numbers["passes"], numbers["n"]) == (scorer, passes, n)
+    assert numbers["pass_rate_ci95"] == ci
+    assert runs.read_json(RUNS_DIR / name, "manifest.json")["scorer_version"] == scorer
+
+
+@pytest.mark.parametrize(("name", "passes", "interval", "flips", "verdict"), [
+    ("run_016", (14, 15), [-0.0655, 0.1433], {"pass_to_fail": 0, "fail_to_pass": 1},
+     "not distinguishable from noise"),
+    ("run_018", (34, 48), [0.1192, 0.341], {"pass_to_fail": 0, "fail_to_pass": 14},
+     "large enough to investigate"),
+])
+def test_the_saved_comparisons_key_numbers(name, passes, interval, flips, verdict):
+    report = runs.read_json(RUNS_DIR / name, "comparison.json")
+    assert (report["passes_a"], report["passes_b"]) == passes
+    assert report["difference_ci95"] == interval
+    assert report["flips"] == flips and report["verdict"] == verdict
+    assert (report["policy_a"], report["policy_b"]) == ("scripted-stand-in-v1",
+                                                        "scripted-stand-in-v2")
+    text = (RUNS_DIR / name / "comparison.txt").read_text(encoding="utf-8")
+    assert text.splitlines() == comparison.report_lines(
+        evaluation.compare_runs(RUNS_DIR / report["run_a"].removeprefix("runs/"),
+                                RUNS_DIR / report["run_b"].removeprefix("runs/")))
+
+
+def test_holdout_interval_contains_zero_and_excludes_the_dev_gain():
+    holdout = runs.read_json(RUNS_DIR / "run_016", "comparison.json")
+    dev = runs.read_json(RUNS_DIR / "run_018", "comparison.json")
+    low, high = holdout["difference_ci95"]
+    assert low < 0 < high  # N=25 cannot tell v2 from v1 ...
+    assert high < dev["difference"]  # ... and cannot hold the whole dev gain either
+    assert dev["difference_ci95"][0] > 0
+
+
+@pytest.mark.parametrize(("a", "b", "says"), [
+    ("run_019", "run_001", 'scorer_version differs (A: "strict-v0", B: "strict-v1")'),
+    ("run_014", "run_001", "dataset (problems sha256) differs"),
+    ("run_016", "run_015", "is a 'comparison' run: only Loop A evaluation runs"),
+])
+def test_compare_refuses_the_pairs_that_are_not_in_one_room(a, b, says):
+    with pytest.raises(runs.RunError) as caught:
+        evaluation.compare_runs(RUNS_DIR / a, RUNS_DIR / b)
+    assert says in str(caught.value)
+
+
+def test_a_comparison_run_pins_the_runs_it_read():
+    manifest = runs.read_json(RUNS_DIR / "run_018", "manifest.json")
+    for side, name in (("a", "run_001"), ("b", "run_017")):
+        entry = manifest["inputs"][f"run_{side}/results.jsonl"]
+        assert entry == {"path": f"runs/{name}/results.jsonl",
+                         "sha256": sha256_file(RUNS_DIR / name / "results.jsonl")}
+
+
+def test_the_new_canonical_runs_are_byte_identical():
+    names = [f"run_0{n}" for n in range(14, 20)]
+    assert canonical.verify(names) == {name: [] for name in names}
