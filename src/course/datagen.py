@@ -595,13 +595,15 @@ HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
                                            "rubric might reward; each must score 0"),
     "kata/kata_m0.jsonl": (load_kata, "hand-written debugging kata (Milestone 0): 10 scored "
                                       "examples as recorded at the time"),
-    "kata/teacher_key_m0.json": (load_kata_key, "hand-written answer key for the kata "
-                                                "(teacher only)"),
+    "kata/teacher_key_m0.json": (load_kata_key, "hand-written answer key for the kata; "
+                                                "ships with the student copy, revealed by "
+                                                "`course check kata` entry by entry"),
     "kata/kata_m5.jsonl": (load_kata, "hand-written harder debugging kata (Milestone 5): 10 "
                                       "scored examples, each with the scorer_version that "
                                       "recorded it"),
     "kata/teacher_key_m5.json": (load_kata_key, "hand-written answer key for the Milestone 5 "
-                                                "kata (teacher only)"),
+                                                "kata; ships with the student copy, revealed "
+                                                "by `course check kata_m5` entry by entry"),
 }
 
 
@@ -753,8 +755,10 @@ Full sha256 values, sampling settings, mode counts and the designed selection ca
 - `kata/`: the debugging kata (hand-written). `kata_m0.jsonl` (Milestone 0) holds the scored
   examples as recorded by the scorer used at the time; `kata_m5.jsonl` (Milestone 5, harder)
   also names that scorer in an extra `scorer_version` field. `teacher_key_m*.json` are the
-  answer keys; `course check kata` and `course check kata_m5` reveal an entry only after the
-  student has labelled it.
+  answer keys. They ship with the student copy (`git archive` leaves out only `teacher/`):
+  `course check kata` and `course check kata_m5` reveal an entry only after the student has
+  labelled it, and nothing stops a student from opening the file. An honour system: the kata
+  is practice, graded by the teacher reading the student's reasons, not by the key.
 
 The sampling settings recorded in `provenance.json` (temperature {NOMINAL_TEMPERATURE},
 top_p {NOMINAL_TOP_P}) are labels that describe the stand-in; they were never passed to a model.
