@@ -1,5 +1,6 @@
 """The earlier scorer `strict-v0`, kept for forensics: where it disagrees with `strict-v1` on the
-frozen rollouts, and why (the teacher's key to the Milestone 4 exercise)."""
+frozen rollouts, and why: the teacher's key to the Milestone 4 exercise. It lives in teacher/,
+which the students' copy leaves out; pyproject.toml's testpaths collects it here."""
 
 from __future__ import annotations
 
