@@ -1,4 +1,4 @@
-"""Numbers and tables as the course writes them, in runs, logs and reports.
+"""Numbers, tables and explanations as the course writes them, in runs, logs and reports.
 
 One rule per kind of output, so two runs never differ by float noise and two tables never
 differ in layout:
@@ -10,13 +10,16 @@ differ in layout:
   survive any completion text;
 - `prose_text`, `inline_code`, `fence_text`: any other untrusted string (a problem id, a run
   note, a path) in a README, as inert text: in prose, in a code span, or on a line of a code
-  fence. Each is built on `one_line`, and each returns ordinary text unchanged.
+  fence. Each is built on `one_line`, and each returns ordinary text unchanged;
+- `short_literal`, `short_number`, `fill`, `can_encode`: a terminal explanation a student
+  reads (`course score`): any string as a short ASCII literal, a long integer cut short, labelled
+  items wrapped to the terminal's width, and whether a stream can show a symbol at all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import SupportsFloat
 
 
@@ -117,3 +120,51 @@ def fence_text(text: str) -> str:
     if body[:3] in ("```", "~~~"):
         line = f"{line[:len(line) - len(body)]}\\x{ord(body[0]):02x}{body[1:]}"
     return line
+
+
+# -- explanations in a terminal ------------------------------------------------------------------
+
+def short_literal(text: str, limit: int = 40) -> str:
+    """`text` as an ASCII Python literal, `ascii(text)`, so that nothing in it is invisible or
+    a lookalike (a line break reads `\\n`, a non-breaking space `\\xa0`, a fullwidth three
+    `\\uff13`); longer than `limit` characters, only its first `limit // 2` are shown, then
+    `... (N chars)`."""
+    if len(text) <= limit:
+        return ascii(text)
+    return f"{text[:limit // 2]!a}... ({len(text)} chars)"
+
+
+def short_number(value: int, limit: int = 40) -> str:
+    """An integer in decimal; with more than `limit` digits, its sign and first `limit // 2`
+    digits, then `... (N digits)`."""
+    text = str(value)
+    digits = text.lstrip("-")
+    if len(digits) <= limit:
+        return text
+    return f"{text[:len(text) - len(digits)]}{digits[:limit // 2]}... ({len(digits)} digits)"
+
+
+def fill(label: str, items: Sequence[str], width: int = 79, gap: str = "  ") -> list[str]:
+    """`label` then `items` left to right, `gap` apart, as many to a line as fit in `width`;
+    the next lines are indented to the first item. An item is never split (one longer than the
+    line gets a line of its own)."""
+    lines: list[str] = []
+    line, empty = label, True
+    for item in items:
+        if not empty and len(line) + len(gap) + len(item) > width:
+            lines.append(line)
+            line, empty = " " * len(label), True
+        line += item if empty else gap + item
+        empty = False
+    lines.append(line)
+    return lines
+
+
+def can_encode(text: str, encoding: str | None) -> bool:
+    """Whether a stream with this `.encoding` can write `text` (None, as for a stream that does
+    not say, counts as UTF-8); an encoding Python does not know counts as no."""
+    try:
+        text.encode(encoding or "utf-8")
+    except (LookupError, UnicodeEncodeError):
+        return False
+    return True

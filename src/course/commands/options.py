@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from course import data
+from course.formatting import short_literal
 from course.paths import DATA_DIR, display_path
 from course.runs import RunError, refuse_existing
 from course.scorer import MAX_DIGITS, read_integer
@@ -90,10 +91,9 @@ def spec_integer(text: str) -> int:
     here, on one line with exit code 2, before anything is scored."""
     value = read_integer(text)
     if value is None:
-        shown = ascii(text) if len(text) <= 40 else f"{text[:20]!a}... ({len(text)} chars)"
         raise argparse.ArgumentTypeError(
-            f"{shown} is not an integer as the spec writes one: ASCII digits, an optional "
-            f"leading '-', no '+', no leading zeros, at most {MAX_DIGITS} digits")
+            f"{short_literal(text)} is not an integer as the spec writes one: ASCII digits, an "
+            f"optional leading '-', no '+', no leading zeros, at most {MAX_DIGITS} digits")
     return value
 
 

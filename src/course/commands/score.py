@@ -1,33 +1,101 @@
-"""`course score`: one completion through the strict verifier, or the spec's decision table."""
+"""`course score`: one completion through the strict verifier, explained in a few lines (or as
+the scorer's own JSON with `--json`), or the spec's decision table."""
 
 from __future__ import annotations
 
 import json
+import sys
+import textwrap
+import unicodedata
 from typing import Any
 
 from course.commands.options import UsageError, spec_integer
-from course.scorer import MAX_DIGITS, SPEC_DECISIONS, score
+from course.formatting import can_encode, fill, short_literal, short_number
+from course.scorer import CHECKS, MAX_DIGITS, SPEC_DECISIONS, ScoreResult, score
+
+MARKS = ("\u2713", "\u2717")
+"""How a check that passed and one that failed are marked: a check mark and a ballot X."""
+
+ASCII_MARKS = ("ok", "FAIL")
+"""The same marks for a terminal that cannot show the two symbols (an ASCII or Latin-1 one)."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "score", help="score one completion (or print the spec table)",
-        description="Score one completion against an expected answer and print the result.")
+        description="Score one completion against an expected answer and explain the "
+        "decision: the reward, the code and why, the checks in the order they ran and where "
+        "they stopped, the answer read. --json prints the scorer's result as it is.")
     parser.add_argument("completion", nargs="?", help="the completion text (use $'...' for \\n)")
     parser.add_argument("--expected", type=spec_integer, metavar="N",
                         help=f"the expected integer answer, written as the spec writes one "
                              f"(ASCII, no '+', no leading zeros, at most {MAX_DIGITS} digits)")
+    parser.add_argument("--json", action="store_true",
+                        help="print score()'s result as JSON instead of the explanation")
     parser.add_argument("--spec", action="store_true", help="print the spec decision table")
     parser.set_defaults(func=_main)
 
 
+def explain(result: ScoreResult, completion: str, marks: tuple[str, str] = MARKS,
+            width: int = 79) -> list[str]:
+    """The lines `course score` prints for one result of `score(example, completion)`.
+
+    Reward and code first, then the reason (`details["message"]`), the checks in the order
+    they ran, each marked passed or failed, with where they stopped and how many never ran,
+    the completion as an ASCII literal (a line break or a lookalike character is visible in
+    it; the first non-ASCII character is named), and the answer read next to the one expected.
+    Six to eight lines of at most `width` characters, whatever the completion; only the two
+    `marks` can be non-ASCII.
+    """
+    details = result["details"]
+    passed, failed = marks
+    code = details["code"]
+    lines = [f"reward {result['reward']:.1f}  code {code}  (scorer {details['scorer_version']})"]
+    lines += textwrap.wrap(details["message"], width, initial_indent="why: ",
+                           subsequent_indent="     ", break_on_hyphens=False)
+    trail = details["checks"]
+    items = [f"{name} {passed if ok else failed}" for name, ok in trail]
+    not_run = len(CHECKS) - len(trail)
+    if not trail:
+        items = ["none ran: the example itself is unusable"]
+    elif not_run:
+        items.append(f"<- stopped here, {not_run} later check{'s' * (not_run > 1)} not run")
+    lines += fill("checks: ", items, width)
+    shown = f"completion: {short_literal(completion, 50)}"
+    odd = next((ch for ch in completion if not ch.isascii()), None)
+    if code == "non_ascii_character" and odd is not None:
+        shown += f"  (U+{ord(odd):04X} is {unicodedata.name(odd, 'an unnamed character')})"
+    lines.append(shown)
+    lines.append(f"parsed answer: {_answer(details['parsed_answer'])}   "
+                 f"expected: {_answer(details['expected_answer'])}")
+    return lines
+
+
+def _answer(value: Any) -> str:
+    """An answer as the explanation shows it: `none` when there is none, an int in decimal
+    (cut short when very long), anything else (a broken example's value) as its ASCII repr."""
+    if value is None:
+        return "none"
+    if type(value) is int:
+        return short_number(value)
+    shown = ascii(value)
+    return shown if len(shown) <= 40 else f"{shown[:20]}... ({type(value).__name__})"
+
+
 def _main(args: Any) -> int:
     if args.spec:
+        if args.json:
+            raise UsageError("--json is for one scored completion; --spec prints the table")
         for case, completion, code, reason in SPEC_DECISIONS:
             print(f"{case:<24} {completion!r:<28.28} {code:<22} {reason}")
         return 0
     if args.completion is None or args.expected is None:
         raise UsageError("give a COMPLETION and --expected N (or --spec)")
     result = score({"expected_answer": args.expected}, args.completion)
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return 0
+    marks = MARKS if can_encode("".join(MARKS), getattr(sys.stdout, "encoding", None)) \
+        else ASCII_MARKS
+    print("\n".join(explain(result, args.completion, marks)))
     return 0
