@@ -2,6 +2,7 @@
 commands end to end."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -159,3 +160,13 @@ def test_every_expected_error_is_one_line_on_stderr_with_exit_2(
     assert code == 2
     assert err.startswith(f"course {argv[0]}: error: ") and says in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["bandit", "--steps", "2"], ["mdp", "--episodes", "2"],
+                                  ["tokens", "Final: ３２３"], ["score", "--spec"]])
+def test_a_terminal_that_is_not_utf8_gets_escapes_not_a_traceback(argv):
+    """θ, π, r̄ and − cannot be written to an ASCII terminal: each becomes a \\u escape."""
+    done = subprocess.run([sys.executable, "-m", "course", *argv], capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=120)
+    assert done.returncode == 0, done.stderr.decode("ascii", "replace")
+    assert b"\\u" in done.stdout and max(done.stdout) < 128

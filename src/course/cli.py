@@ -10,6 +10,7 @@ that cannot be read or written) into one line on stderr with exit code 2, never 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 
 from course import __version__
@@ -68,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal that cannot print θ, π or − gets an escape (\u03b8), never a traceback.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
