@@ -225,6 +225,80 @@ def test_search_finds_pass_at_k(tab, site_url):
     assert watch.problems == []
 
 
+RESULTS = """() => [...document.querySelectorAll('.md-search-result__item')].map(item => {
+  const prose = item.cloneNode(true);
+  prose.querySelectorAll('code, pre').forEach(code => code.remove());
+  return {path: new URL(item.querySelector('a').href).pathname,
+          text: item.textContent, prose: prose.textContent};
+})"""
+
+
+def all_search_results(page, query: str) -> list[dict]:
+    """Every result of `query`, once the box has settled on it: each result page's `path`,
+    the `text` of its previews (all sections, folded ones too) and that text outside code
+    (`prose`). Material renders ten results, then four more each time the list is scrolled
+    to its end, so the list is scrolled until all are there."""
+    meta = page.locator(".md-search-result__meta")
+    items = page.locator(".md-search-result__item")
+    placeholder = meta.inner_text()
+    search(page, query)
+    page.wait_for_function("([el, text]) => el.textContent !== text",
+                           arg=[meta.element_handle(), placeholder])
+
+    def shown() -> tuple:
+        return meta.inner_text(), items.first.inner_text() if items.count() else ""
+
+    seen = None   # the reply to a prefix of the query may still be on screen: wait it out
+    while seen != shown():
+        seen = shown()
+        page.wait_for_timeout(300)
+    count = re.search(r"\d+", seen[0])     # "No matching documents" has none
+    total = int(count.group()) if count else 0
+    wrap = page.locator(".md-search__scrollwrap")
+    stalled = 0
+    while items.count() < total and stalled < 20:
+        before = items.count()
+        wrap.evaluate("e => e.scrollTo(0, 0)")
+        page.wait_for_timeout(50)
+        wrap.evaluate("e => e.scrollTo(0, e.scrollHeight)")
+        page.wait_for_timeout(100)
+        stalled = stalled + 1 if items.count() == before else 0
+    assert items.count() == total, f"{items.count()} of {total} results rendered"
+    return page.evaluate(RESULTS)
+
+
+@pytest.mark.parametrize("query", ["Final: <int>", "<int>"])
+def test_search_finds_the_answer_format(tab, site_url, query):
+    """The course's central string: the reader types `<` and `>`, the index holds `&lt;` and
+    `&gt;`; the separator in mkdocs.yml cuts both down to the word `int`."""
+    page, watch = tab
+    open_page(page, site_url)
+    results = all_search_results(page, query)
+    paths = {result["path"] for result in results}
+    for defining in ("/", "/lessons/m0-orientation/", "/lessons/m4-reward-as-spec/"):
+        assert defining in paths, (defining, sorted(paths))
+    # the previews show the format as the reader typed it, as text
+    assert any("Final: <int>" in result["text"] for result in results)
+    assert watch.problems == []
+
+
+@pytest.mark.parametrize("query", ["reward", "R(x", "pass@k"])
+def test_search_previews_show_maths_without_tex_delimiters(tab, site_url, query):
+    """site_hooks/search_math.py: the index keeps the maths of a page, not its delimiters."""
+    page, watch = tab
+    open_page(page, site_url)
+    results = all_search_results(page, query)
+    assert results
+    for result in results:
+        for delimiter in ("\\(", "\\)", "\\[", "\\]", "$$"):
+            assert delimiter not in result["prose"], (result["path"], delimiter, result["prose"])
+        if result["path"].startswith("/labs/"):       # notebook markdown: $...$ is maths
+            assert "$" not in result["prose"], (result["path"], result["prose"])
+    if query == "R(x":
+        assert any("R(x, y)" in result["prose"] for result in results)   # still readable
+    assert watch.problems == []
+
+
 def test_a_completion_with_a_script_tag_is_shown_as_text(tab, site_url):
     page, watch = tab
     open_page(page, site_url + "runs/run_fixture/")

@@ -4,7 +4,9 @@ cannot inject HTML, fence options survive into the HTML, notebooks lose their CD
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +16,7 @@ from sitebuild import REPO, load_hook
 run_pages = load_hook("run_pages")
 fences = load_hook("fences")
 notebooks = load_hook("notebooks")
+search_math = load_hook("search_math")
 
 NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "a & b", "x\ny",
          "Final: \u2212323", "Final:\u00a0323", "3\u200b23", "tab\there", "</td></tr></table>",
@@ -243,6 +246,82 @@ def test_network_scripts_are_removed_and_local_ones_kept():
             "</script><script>customElements.define('x-y', class {})</script><p>kept</p>")
     out = notebooks.strip_network_scripts(html)
     assert out == "<script>customElements.define('x-y', class {})</script><p>kept</p>"
+
+
+# -- search: the separator and the maths in the index -----------------------------------------
+
+def configured_separator() -> str:
+    text = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    return re.search(r"^\s+separator: '(.*)'$", text, re.MULTILINE).group(1)
+
+
+def words(text: str) -> list[str]:
+    """`text` cut into lowercase words by the site's separator, as Material's worker cuts both
+    the index text and the query (a sketch of its `split`: non-empty pieces between matches)."""
+    return [w.lower() for w in re.split(configured_separator(), text) if w]
+
+
+@pytest.mark.parametrize(("typed", "indexed"), [
+    ("Final: <int>", "Final: &lt;int&gt;"),       # the index holds page text HTML-escaped
+    ("<int>", "&lt;int&gt;"),
+    ("score(example", "score(example"),
+])
+def test_a_query_is_cut_into_the_words_of_the_indexed_text(typed, indexed):
+    assert words(typed) == words(indexed) != []
+
+
+def test_arithmatex_maths_is_recorded_without_its_delimiters():
+    html = ('<p>the <span class="arithmatex">\\(R(x, y)\\)</span> slot and '
+            '<span class="arithmatex">\\(y_{&lt;t}\\)</span></p>'
+            '<div class="arithmatex">\\[\nJ(\\theta) = \\mathbb{E}[R]\n\\]</div>')
+    assert search_math.formulas_in(html) == {
+        "\\(R(x, y)\\)": "R(x, y)",
+        "\\(y_{&lt;t}\\)": "y_{&lt;t}",                  # kept in the index's escaped form
+        "\\[ J(\\theta) = \\mathbb{E}[R] \\]": "J(\\theta) = \\mathbb{E}[R]",
+    }
+
+
+def test_notebook_maths_is_recorded_but_code_and_other_dollars_are_not():
+    html = ('<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown"><p>over $N = 7$ runs, '
+            '\\$5 each, <code>$HOME</code></p><p>$$F(\\pi) =\n1$$</p></div>'
+            '<td>The answer is $323$.</td><p>costs $5 and $6</p>'
+            '<div class="arithmatex"><span class="other">\\(x\\)</span></div>')
+    assert search_math.formulas_in(html) == {"$N = 7$": "N = 7",
+                                             "$$F(\\pi) = 1$$": "F(\\pi) = 1"}
+
+
+def test_only_recorded_formulas_outside_code_are_rewritten():
+    formulas = {"$x$": "x", "$$x$$": "x", "\\(R(x, y)\\)": "R(x, y)"}
+    text = ("<p>$$x$$ then $x$ and \\(R(x, y)\\)</p> <code>\\(R(x, y)\\)</code> "
+            "<pre>$x$</pre> $y$")
+    assert search_math.without_delimiters(text, formulas) == (
+        "<p>x then x and R(x, y)</p> <code>\\(R(x, y)\\)</code> <pre>$x$</pre> $y$")
+
+
+def test_the_search_index_loses_delimiters_only_on_the_pages_that_typeset_them(tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.setattr(search_math, "_formulas_by_page", {})
+    lesson = '<h2 id="a">Reward <span class="arithmatex">\\(r\\)</span></h2>'
+    search_math.on_page_context({}, page=SimpleNamespace(url="lessons/m0/", content=lesson),
+                                config=None, nav=None)
+    search_math.on_page_context({}, page=SimpleNamespace(url="runs/run_001/",
+                                                         content="<p>\\(r\\)</p>"),
+                                config=None, nav=None)
+    index = {"config": {"separator": "x"}, "docs": [
+        {"location": "lessons/m0/#a", "title": "Reward \\(r\\)", "text": "<p>so \\(r\\)</p>"},
+        {"location": "runs/run_001/", "title": "run_001", "text": "completion \\(r\\)"},
+    ]}
+    folder = tmp_path / "search"
+    folder.mkdir()
+    (folder / "search_index.json").write_text(json.dumps(index), encoding="utf-8")
+    search_math.on_post_build(SimpleNamespace(site_dir=str(tmp_path)))
+    rewritten = json.loads((folder / "search_index.json").read_text(encoding="utf-8"))
+    assert rewritten["config"] == index["config"]
+    assert rewritten["docs"][0] == {"location": "lessons/m0/#a", "title": "Reward r",
+                                    "text": "<p>so r</p>"}
+    assert rewritten["docs"][1] == index["docs"][1]      # a completion is shown as written
+    # it must run after Material's search plugin has written the index
+    assert search_math.on_post_build.mkdocs_priority < 0
 
 
 # -- the API reference ---------------------------------------------------------------------
