@@ -69,13 +69,11 @@ def _compare_main(args: Any) -> int:
     check_output_arguments(args)  # fail before the work, not after it
     config = CompareConfig(run_a=args.run_a, run_b=args.run_b, out=args.out)
     if args.out is None:
-        lines = comparison.report_lines(compare_runs(config.run_a, config.run_b))
-    else:
-        files = comparison.build_run(config, args.note)  # a refused comparison raises here
-        path = write_run(args.out, files)
-        lines = files["comparison.txt"].decode("utf-8").splitlines()
-    for line in lines:
-        print(line)
-    if args.out is not None:
-        print(f"saved the comparison in {display_path(path)}", file=sys.stderr)
+        sys.stdout.write(comparison.report_text(compare_runs(config.run_a, config.run_b)))
+        return 0
+    files = comparison.build_run(config, args.note)  # a refused comparison raises here
+    path = write_run(args.out, files)
+    # the saved bytes themselves: a path holding U+2028 stays one line, as in the file
+    sys.stdout.write(files["comparison.txt"].decode("utf-8"))
+    print(f"saved the comparison in {display_path(path)}", file=sys.stderr)
     return 0

@@ -61,6 +61,11 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def report_text(report: Mapping[str, Any]) -> str:
+    """`report_lines` as the command prints them and `comparison.txt` keeps them."""
+    return "".join(line + "\n" for line in report_lines(report))
+
+
 def build_run(config: CompareConfig, note: str, *, record_git: bool = True) -> RunFiles:
     """Compare `config.run_a` with `config.run_b` and return the comparison run's files.
 
@@ -77,11 +82,10 @@ def build_run(config: CompareConfig, note: str, *, record_git: bool = True) -> R
         kind="comparison", note=note, config=_config_record(config), inputs=inputs, seed=None,
         prompt_version=room["prompt_version"], sampling=room["sampling"],
         record_git=record_git, scorer_version=room["scorer_version"])
-    text = "".join(line + "\n" for line in report_lines(report))
     return {
         "README.md": render_readme(config, note, report).encode("utf-8"),
         "comparison.json": json_bytes(_rounded_floats(report)),
-        "comparison.txt": text.encode("utf-8"),
+        "comparison.txt": report_text(report).encode("utf-8"),
         "manifest.json": json_bytes(record),
     }
 
