@@ -18,7 +18,14 @@ fi
 stamp=".venv/.installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
   echo "setup: installing the course package with extras [$extras]"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+  # pip prints a line per package as it downloads it (with a bar on a terminal), then installs
+  # them all at once without printing: said up front, so that the pause does not look like a hang.
+  if [ ! -f "$stamp" ]; then
+    echo "setup: the first install downloads up to $(grep -c '==' constraints.txt) packages" \
+         "pinned by constraints.txt (roughly 150 MB) and takes a few minutes; after the download" \
+         "lines, 'Installing collected packages' can take a minute or two with no new line"
+  fi
+  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on \
     -c constraints.txt -e ".[$extras]"
   touch "$stamp"
 fi

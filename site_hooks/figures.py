@@ -2,6 +2,11 @@
 
 A lesson embeds one as `![...](../assets/figures/<name>.png)`. The PNGs are generated from the
 harness's own numbers on every build, never committed, so a figure cannot drift from the code.
+
+`mkdocs serve` rebuilds the site in the same process at every save, and drawing the figures
+takes most of a second; so they are drawn again only when the runs they read have changed.
+Their code cannot change within a process (a module is imported once): after editing it,
+restart `mkdocs serve`. A `mkdocs build` is one build, so it always draws every figure.
 """
 
 from __future__ import annotations
@@ -9,12 +14,27 @@ from __future__ import annotations
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
+from course.paths import RUNS_DIR
 from course.reports.figures import FIGURES
 
 FOLDER = "assets/figures"
 
+_drawn: dict[tuple, dict[str, bytes]] = {}
+"""The PNGs drawn in this process, under the state of runs/ they were drawn from."""
+
+
+def runs_state() -> tuple[tuple[str, int, int], ...]:
+    """Path, size and modification time of every file under runs/, the figures' data."""
+    return tuple((path.as_posix(), stat.st_size, stat.st_mtime_ns)
+                 for path in sorted(RUNS_DIR.rglob("*")) if path.is_file()
+                 for stat in [path.stat()])
+
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    for name, draw in FIGURES.items():
-        files.append(File.generated(config, f"{FOLDER}/{name}", content=draw()))
+    state = runs_state()
+    if state not in _drawn:
+        _drawn.clear()
+        _drawn[state] = {name: draw() for name, draw in FIGURES.items()}
+    for name, png in _drawn[state].items():
+        files.append(File.generated(config, f"{FOLDER}/{name}", content=png))
     return files

@@ -8,6 +8,9 @@ downloadable.
 - Each lab page starts with download links: the jupytext `.py` source (copied next to the page
   by mkdocs-jupyter's `include_source`) and an `.ipynb` written here from the same source, for
   readers without jupytext.
+- The lab kernels get CurveZMQ keys (`encrypt_kernel_traffic`), so ipykernel has no reason to
+  print "Kernel is running over TCP without encryption" once per lab.
+- Under `mkdocs serve` only, executed labs are cached: site_hooks/serve.py.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import re
 from pathlib import Path
 
 import jupytext
+import zmq
+from jupyter_client.manager import KernelManager
 from mkdocs.plugins import get_plugin_logger
 
 log = get_plugin_logger(__name__)
@@ -70,3 +75,27 @@ def on_post_page(output: str, page, config) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         jupytext.write(jupytext.read(page.file.abs_src_path), target, fmt="ipynb")
     return output
+
+
+# -- the lab kernels ------------------------------------------------------------------------
+
+def encrypt_kernel_traffic() -> None:
+    """Have jupyter_client give each lab kernel CurveZMQ keys, as ipykernel's warning asks.
+
+    A lab's kernel is a subprocess that talks to this process over ZeroMQ on TCP. Without keys,
+    ipykernel prints "Kernel is running over TCP without encryption" on the kernel's own stderr,
+    once per lab, where no logging filter of this process reaches. The traffic never left the
+    machine (jupyter_client refuses to start a kernel on a non-local address; the kernel listens
+    on 127.0.0.1 only, for the seconds its lab runs), so there was nothing for a teacher to act
+    on. With keys there is nothing to warn about, no other message is hidden, and the pages are
+    the same; the kernelspec (`python3`, ipykernel's) declares `supported_encryption: curve`.
+    The policy is usually set in a Jupyter config file (`c.KernelManager.transport_encryption =
+    "auto"`), but mkdocs-jupyter builds its own nbconvert configuration, so it is set as the
+    default here, in the mkdocs process only. A pyzmq built without CurveZMQ keeps the default.
+    """
+    if zmq.has("curve"):
+        KernelManager.transport_encryption.default_value = "auto"
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    encrypt_kernel_traffic()

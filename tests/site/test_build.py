@@ -28,6 +28,16 @@ def test_strict_build_succeeds_and_has_every_part(built_site: Build):
         assert (site / part).is_file(), f"{part} is missing from the built site"
 
 
+def test_the_strict_build_executes_every_lab_quietly(built_site: Build):
+    """No lab comes from a cache (site_hooks/serve.py caches under `mkdocs serve` only), and no
+    lab kernel warns about unencrypted TCP (site_hooks/notebooks.py gives it keys)."""
+    labs = sorted((REPO / "docs" / "labs").glob("lab_*.py"))
+    assert built_site.log.count("Converting notebook") == len(labs) >= 5, built_site.log
+    assert "Cache hit" not in built_site.log
+    assert "without encryption" not in built_site.log
+    assert "WARNING" not in built_site.log
+
+
 def test_every_committed_run_has_a_page_in_the_nav(built_site: Build):
     runs = [*sorted(p.name for p in (REPO / "runs").glob("run_*") if p.is_dir()), "run_fixture"]
     home = (built_site.site / "index.html").read_text(encoding="utf-8")
