@@ -11,7 +11,8 @@ Nothing is written into docs/.
 
 Everything shown comes from files, and some of it is untrusted: a completion is whatever the
 policy produced, `<script>` included, and a problem id or a run note is whatever its author
-typed. So every value is rendered by `render_value`, which HTML-escapes all text; the README
+typed. So every value is rendered by `render_value`, which HTML-escapes all text (a scorer's
+`message` is prose whose `backticked` spans become inline code, after escaping); the README
 (and any other `.md` report) is made inert by `readme_markdown`: no raw HTML, no link except a
 plain one to a relative or http(s) address, no attribute list, no math, and code fences that
 every reader of the page (site_hooks/fences.py, pymdownx.superfences) opens and closes on the
@@ -30,7 +31,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -64,17 +65,46 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True).replace("\r", "&#13;").replace("\n", "&#10;")
 
 
+WORD_LIMIT = 40
+"""A string this short without whitespace (an id such as exploit-02, a code, a version) is one
+word: it is never broken across lines, not even at a hyphen (class course-word)."""
+
+
 def render_text(text: str, limit: int = TEXT_LIMIT) -> str:
     """A string as escaped HTML; when it holds anything beyond printable ASCII (a zero-width
     space, NBSP, U+2212, a tab, ...), its JSON-escaped spelling is shown underneath."""
     shown = text[:limit]
-    parts = [f'<span class="course-text">{esc(shown)}</span>']
+    word = 0 < len(text) <= WORD_LIMIT and not any(c.isspace() for c in text)
+    parts = [f'<span class="course-text{" course-word" if word else ""}">{esc(shown)}</span>']
     if len(text) > limit:
         parts.append(f'<span class="course-more"> ... ({len(text)} characters)</span>')
     if not _VISIBLE_ASCII.fullmatch(shown):
         parts.append('<br><code class="course-escaped" title="the same text, escaped">'
                      f"{esc(json.dumps(shown, ensure_ascii=True))}</code>")
     return "".join(parts)
+
+
+MESSAGE_KEYS = frozenset({"message"})
+"""Fields that hold the scorer's own sentences (`details.message` of course.scorer), which mark
+code with backticks: "does not start with `Final:`". They are shown as prose with inline code."""
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+def render_message(text: str) -> str:
+    """A scorer message as escaped prose whose `backticked` spans are inline code. Anything
+    unusual (too long, beyond printable ASCII) is shown as raw text by `render_text` instead."""
+    if len(text) > TEXT_LIMIT or not _VISIBLE_ASCII.fullmatch(text):
+        return render_text(text)
+    prose = _BACKTICKED.sub(r"<code>\1</code>", esc(text))
+    return f'<span class="course-message">{prose}</span>'
+
+
+def render_field(key: str, value: Any, cell: Callable[[Any], str]) -> str:
+    """The value of field `key`: a scorer message as prose, anything else through `cell`."""
+    if key in MESSAGE_KEYS and isinstance(value, str):
+        return render_message(value)
+    return cell(value)
 
 
 def render_scalar(value: Any) -> str:
@@ -104,8 +134,9 @@ def render_value(value: Any) -> str:
             return "<code>{}</code>"
         if _is_record_table(value):
             return render_records([{"": key, **row} for key, row in value.items()])
-        rows = " ".join(f'<tr><th scope="row">{esc(str(key))}</th> <td>{render_value(item)}</td>'
-                        "</tr>" for key, item in value.items())
+        rows = " ".join(f'<tr><th scope="row">{esc(str(key))}</th> '
+                        f"<td>{render_field(str(key), item, render_value)}</td></tr>"
+                        for key, item in value.items())
         return f"<table><tbody>{rows}</tbody></table>"
     if isinstance(value, Sequence):
         if not value:
@@ -129,14 +160,16 @@ def render_compact(value: Any) -> str:
     return f'<code class="course-json">{esc(text[:TEXT_LIMIT] + more)}</code>'
 
 
-def render_records(records: Sequence[Mapping[str, Any]], cell=render_value) -> str:
+def render_records(records: Sequence[Mapping[str, Any]],
+                   cell: Callable[[Any], str] = render_value) -> str:
     """A list of objects as one table; the columns are every key, in first-seen order."""
     columns: list[str] = []
     for record in records:
         columns += [key for key in record if key not in columns]
     head = " ".join(f"<th>{esc(str(c))}</th>" for c in columns)
     body = " ".join(
-        "<tr>" + " ".join(f"<td>{cell(r[c]) if c in r else ''}</td>" for c in columns)
+        "<tr>" + " ".join(f"<td>{render_field(c, r[c], cell) if c in r else ''}</td>"
+                          for c in columns)
         + "</tr>" for r in records)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

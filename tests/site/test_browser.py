@@ -1,9 +1,13 @@
 """The built site in a real browser (Debian's chromium through Playwright), fully offline.
 
 Every page is visited: no console error, no failed request, no request to any host but the
-local server, every Mermaid diagram rendered to SVG, all math typeset. Then the features a
-reader relies on: search, the escaped completion on a run page, the lab download links, and
-Material's instant navigation.
+local server, every Mermaid diagram rendered to SVG, all math typeset. Every page is checked
+again for readers: axe-core (pinned in package.json) finds no serious or critical violation,
+wide content scrolls with a hint and is reachable by keyboard, table cells keep words whole,
+copy buttons cover no code; key pages also in dark mode and on a phone; every diagram's text
+is measured at desktop and phone widths. Then the features a reader relies on: search, the
+escaped completion on a run page, the lab download links, Material's instant navigation,
+checklists that can be ticked, the palette switch by keyboard.
 
 Without /usr/bin/chromium these tests are skipped, unless the CI environment variable is set,
 in which case they fail: CI must never pass by not looking.
@@ -19,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from sitebuild import Build, page_file, site_pages
+from sitebuild import REPO, Build, page_file, site_pages
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -57,8 +61,10 @@ class Tabs:
     """A browser context whose every request is checked: only 127.0.0.1 may be contacted
     (anything else is recorded and aborted); each page's errors go to its own `Watch`."""
 
-    def __init__(self, browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+    def __init__(self, browser, **options) -> None:
+        """`options` go to Playwright's new_context (viewport, color_scheme, ...)."""
+        options.setdefault("viewport", {"width": 1280, "height": 900})
+        self.context = browser.new_context(**options)
         self.context.set_default_timeout(TIMEOUT_MS)
         self.watches: dict = {}
         self.unattributed = Watch()   # requests no page can be blamed for (a worker's, say)
@@ -364,4 +370,241 @@ def test_the_palette_toggle_switches_to_dark(tab, site_url):
     scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
     page.locator("form[data-md-component='palette'] label:visible").first.click()
     assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") != scheme
+    assert watch.problems == []
+
+
+# -- readable and accessible ---------------------------------------------------------------
+
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("serious", "critical")
+"""axe-core impacts that fail the test; "moderate" and "minor" are reported by axe only."""
+
+RUN_AXE = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return {version: axe.version, passes: result.passes.length,
+          violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.map(n => n.target.join(' '))}))};
+}"""
+
+
+def axe_problems(page) -> list[str]:
+    """axe-core's serious and critical violations on the open page, one line each. axe comes
+    from node_modules/ at the version package.json pins (never from the network)."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(RUN_AXE)
+    pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["axe-core"]
+    assert result["version"] == pinned and result["passes"] > 10, result   # axe really ran
+    return [f"axe {v['impact']} {v['id']} ({v['help']}) on {len(v['nodes'])} element(s): "
+            f"{', '.join(v['nodes'][:3])}" for v in result["violations"]
+            if v["impact"] in BLOCKING]
+
+
+LAYOUT_PROBLEMS = """() => {
+  const problems = [];
+  const content = document.querySelector('.md-content');
+  const named = e => e.tagName.toLowerCase() + [...e.classList].map(c => '.' + c).join('');
+  // 1. a box whose content is wider than it scrolls: Tab reaches it, and it shows the hint
+  for (const e of content.querySelectorAll('*')) {
+    const style = getComputedStyle(e);
+    if (!/auto|scroll/.test(style.overflowX) || e.clientHeight === 0) continue;
+    if (e.scrollWidth > e.clientWidth + 1 && e.scrollLeft === 0) {
+      if (!e.hasAttribute('tabindex')) problems.push(`${named(e)} scrolls but Tab cannot reach it`);
+      if (!e.classList.contains('course-scrolls-right'))
+        problems.push(`${named(e)} is cut at the right with no hint that it scrolls`);
+    }
+  }
+  // 2. a word in a table cell (an identifier, a file name) is never split across lines
+  for (const e of content.querySelectorAll('td code, td .course-text, th code')) {
+    const text = e.textContent;
+    if (!text.trim() || /\\s/.test(text.trim()) || text.length > 40) continue;
+    const range = document.createRange();
+    range.selectNodeContents(e);
+    const lines = new Set([...range.getClientRects()].filter(r => r.width > 0)
+                          .map(r => Math.round(r.top)));
+    if (lines.size > 1) problems.push(`table cell splits the word ${JSON.stringify(text)}`);
+  }
+  // 3. a copy button never sits on code text
+  for (const button of content.querySelectorAll('.md-code__button, clipboard-copy')) {
+    const b = button.getBoundingClientRect();
+    const block = button.closest('pre, .CodeMirror');
+    if (!b.width || !block) continue;
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(walker.currentNode);
+      if (walker.currentNode.textContent.trim() && [...range.getClientRects()].some(r =>
+          r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom)) {
+        problems.push(`a copy button covers the code ${JSON.stringify(
+          walker.currentNode.textContent.trim().slice(0, 30))}`);
+        break;
+      }
+    }
+  }
+  return problems;
+}"""
+
+
+def layout_problems(page) -> list[str]:
+    """What cuts or hides content on the open page (see LAYOUT_PROBLEMS), once it has settled
+    (diagrams and maths rendered, scroll-regions.js run on them)."""
+    page.wait_for_timeout(200)
+    return page.evaluate(LAYOUT_PROBLEMS)
+
+
+def test_every_page_is_accessible_and_cuts_nothing(tabs: Tabs, built_site: Build, site_url):
+    """axe-core finds no serious or critical violation; wide content scrolls, reachable by
+    keyboard and with a visible hint; table cells keep words whole; copy buttons cover nothing.
+    At the desktop width, in the light scheme (dark and phone: the next test)."""
+    pages = site_pages(built_site.site)
+    workers = [tabs.open() for _ in range(PARALLEL_PAGES)]
+    report = []
+    for start in range(0, len(pages), PARALLEL_PAGES):
+        batch = list(zip(workers, pages[start:start + PARALLEL_PAGES], strict=False))
+        for (page, _), path in batch:
+            page.goto(site_url + path, wait_until="commit")
+        for (page, watch), path in batch:
+            page.wait_for_load_state("networkidle")
+            assert check_page(page, built_site.site, path) == [], path
+            report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
+                       + watch.problems]
+            watch.problems.clear()
+    assert not report, "\n".join(report)
+
+
+KEY_PAGES = ["", "lessons/m1-reinforce/", "runs/run_001/", "labs/lab_bandit/", "rules/",
+             "maps/three-loops/", "maps/macro-micro/"]
+"""The pages the accessibility review looked at, plus the densest maths page."""
+
+
+@pytest.mark.parametrize(("scheme", "width"), [("dark", 1280), ("light", 390)])
+def test_key_pages_are_accessible_in_dark_mode_and_on_a_phone(browser, site_url, scheme, width):
+    tabs = Tabs(browser, color_scheme=scheme, viewport={"width": width, "height": 844})
+    try:
+        page, watch = tabs.open()
+        report = []
+        for path in KEY_PAGES:
+            open_page(page, site_url + path)
+            expected = "slate" if scheme == "dark" else "default"
+            assert page.evaluate("document.body.dataset.mdColorScheme") == expected
+            report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
+                       + watch.problems]
+        assert not report, "\n".join(report)
+    finally:
+        tabs.close()
+
+
+OPEN_SHADOW_ROOTS = """Element.prototype.attachShadow = (attach => function (init) {
+  return attach.call(this, {...init, mode: 'open'});
+})(Element.prototype.attachShadow);"""
+"""For measuring only: Material draws each diagram into a closed shadow root."""
+
+DIAGRAM_SIZES = """() => [...document.querySelectorAll('div.mermaid')].map(host => {
+  const svg = host.shadowRoot && host.shadowRoot.querySelector('svg');
+  if (!svg) return null;
+  let smallest = Infinity, label = '';
+  const walker = document.createTreeWalker(svg, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const text = walker.currentNode, element = text.parentElement;
+    if (!text.textContent.trim() || element.closest('style')) continue;
+    const scaled = element.closest('foreignObject') || element;   // an SVG element
+    const m = scaled.getScreenCTM();
+    const px = parseFloat(getComputedStyle(element).fontSize) * Math.hypot(m.a, m.b);
+    if (px < smallest) { smallest = px; label = text.textContent.trim(); }
+  }
+  return {smallest, label, width: svg.getBoundingClientRect().width,
+          column: host.clientWidth, tabindex: host.getAttribute('tabindex')};
+})"""
+
+
+@pytest.mark.parametrize(("width", "smallest_px"), [(1280, 12.0), (390, 10.0)])
+def test_every_diagram_is_readable_on_desktop_and_phone(browser, built_site, site_url, width,
+                                                       smallest_px):
+    """Each Mermaid label is rendered at least `smallest_px` tall (Mermaid used to shrink wide
+    diagrams to the column: 7 px labels on a desktop, 4 px on a phone). On a desktop every
+    diagram fits the column; on a phone a wider one scrolls and Tab reaches it."""
+    tabs = Tabs(browser, viewport={"width": width, "height": 844})
+    tabs.context.add_init_script(OPEN_SHADOW_ROOTS)
+    try:
+        page, watch = tabs.open()
+        measured, report = 0, []
+        for path in site_pages(built_site.site):
+            count = page_file(built_site.site, path).read_text(encoding="utf-8").count(
+                '<pre class="mermaid">')
+            if not count:
+                continue
+            open_page(page, site_url + path)
+            page.wait_for_function("n => [...document.querySelectorAll('div.mermaid')].filter("
+                                   "d => d.shadowRoot?.querySelector('svg')).length >= n",
+                                   arg=count)
+            page.wait_for_timeout(200)
+            for number, d in enumerate(page.evaluate(DIAGRAM_SIZES), 1):
+                measured += 1
+                where = f"/{path} diagram {number}"
+                if d["smallest"] < smallest_px:
+                    report.append(f"{where}: {d['label']!r} is {d['smallest']:.1f} px")
+                if width >= 1280 and d["width"] > d["column"] + 1:
+                    report.append(f"{where} is {d['width']:.0f} px, wider than the "
+                                  f"{d['column']} px column")
+                if d["width"] > d["column"] + 1 and d["tabindex"] != "0":
+                    report.append(f"{where} scrolls but Tab cannot reach it")
+        assert measured >= 14, measured          # the check looked at the course's diagrams
+        assert not report, "\n".join(report)
+        assert watch.problems == []
+    finally:
+        tabs.close()
+
+
+def test_checklists_can_be_ticked_and_are_remembered(tab, site_url):
+    """The rules page asks students to tick its boxes: each has its item's text as its name,
+    and a ticked box is still ticked after a reload."""
+    page, watch = tab
+    open_page(page, site_url + "rules/")
+    boxes = page.locator(".task-list-item input[type=checkbox]")
+    assert boxes.count() >= 30
+    names = [boxes.nth(i).get_attribute("aria-label") for i in range(boxes.count())]
+    assert all(name and len(name) > 10 for name in names), names
+    assert boxes.first.is_enabled() and not boxes.first.is_checked()
+
+    def click_the_drawn_box(number: int) -> None:
+        """Click where the reader sees the box: Material draws it over the real checkbox."""
+        box = boxes.nth(number).bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+    boxes.first.scroll_into_view_if_needed()
+    click_the_drawn_box(0)
+    click_the_drawn_box(2)
+    click_the_drawn_box(2)
+    boxes.nth(1).focus()                                           # ... or ticks with the keyboard
+    page.keyboard.press("Space")
+    assert [boxes.nth(i).is_checked() for i in range(3)] == [True, True, False]
+    page.reload(wait_until="networkidle")
+    boxes = page.locator(".task-list-item input[type=checkbox]")
+    assert [boxes.nth(i).is_checked() for i in range(3)] == [True, True, False]
+    # the name is the item's own words, found again by a screen reader's label lookup
+    assert page.get_by_label(names[0], exact=True).is_checked()
+    assert watch.problems == []
+
+
+def test_the_palette_switch_is_a_visible_keyboard_stop(tab, site_url):
+    """Tab lands on the colour switch where its button is drawn (it used to be a 0 x 0 radio
+    button), and Enter switches the colours."""
+    page, watch = tab
+    open_page(page, site_url)
+    for _ in range(10):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('md-option')"):
+            break
+    else:
+        pytest.fail("Tab never reached the palette switch")
+    focused = page.evaluate("""() => { const r = document.activeElement.getBoundingClientRect();
+      const b = [...document.querySelectorAll('.md-option + label')].find(l => l.offsetWidth)
+                .getBoundingClientRect();
+      const [x, y] = [b.left + b.width / 2, b.top + b.height / 2];
+      return {w: r.width, h: r.height, on_the_button: r.left < x && x < r.right
+              && r.top < y && y < r.bottom}; }""")
+    assert focused["w"] >= 24 and focused["h"] >= 24 and focused["on_the_button"], focused
+    scheme = page.evaluate("document.body.dataset.mdColorScheme")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => document.body.dataset.mdColorScheme !== {scheme!r}")
     assert watch.problems == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import escape
 from html.parser import HTMLParser
 from types import SimpleNamespace
 
@@ -63,6 +64,38 @@ def test_invisible_and_non_ascii_characters_get_an_escaped_spelling(text, escape
         assert "course-escaped" not in html
     else:
         assert escaped in Parsed(html).text
+
+
+@pytest.mark.parametrize(("message", "text", "codes"), [
+    ("The line does not start with `Final:` (case-sensitive).",
+     "The line does not start with Final: (case-sensitive).", ["Final:"]),
+    ("one line `Final: <int>` whose integer equals the answer",
+     "one line Final: <int> whose integer equals the answer", ["Final: <int>"]),
+    ("a lone ` backtick stays", "a lone ` backtick stays", []),
+    ("`<script>alert(1)</script>`", "<script>alert(1)</script>", ["<script>alert(1)</script>"]),
+])
+def test_scorer_messages_show_backticked_code_as_code(message, text, codes):
+    """run_001's message column showed literal backticks; the code inside is still escaped."""
+    html = run_pages.render_message(message)
+    parsed = Parsed(html)
+    assert parsed.tags <= SAFE_TAGS and parsed.text == text
+    assert re.findall(r"<code>(.*?)</code>", html) == [escape(c) for c in codes]
+    record = run_pages.render_records([{"id": "dev-1", "message": message}])
+    assert html in record and html in run_pages.render_value({"message": message})
+
+
+@pytest.mark.parametrize("message", ["a `non-ASCII \u2212` sign", "`x` " * 200])
+def test_unusual_messages_are_shown_raw(message):
+    assert run_pages.render_message(message) == run_pages.render_text(message)
+
+
+@pytest.mark.parametrize(("text", "one_word"), [
+    ("exploit-02", True), ("strict-v1", True), ("non_ascii_character", True),
+    ("two words", False), ("x" * 41, False), ("", False),
+])
+def test_short_identifiers_are_kept_on_one_line(text, one_word):
+    """A table column squeezed by a long neighbour split ids at hyphens (exploit-/02)."""
+    assert ("course-word" in run_pages.render_text(text)) is one_word
 
 
 def test_long_text_is_cut_with_its_length():

@@ -1,0 +1,56 @@
+// Wide content scrolls sideways instead of being squeezed: code blocks, tables, display maths,
+// Mermaid diagrams, notebook cells and their outputs, run-page blocks, rows of tab labels. A
+// region that actually overflows (which depends on the screen) is made reachable by the
+// keyboard (tabindex 0: Tab stops on it, the arrow keys scroll it) and gets the class
+// `course-scrolls-right` while more of it lies to the right, which course.css shows as a
+// fading edge: a hint that it scrolls.
+(() => {
+  const REGIONS = [
+    ".md-typeset pre > code",
+    ".md-typeset .md-typeset__scrollwrap",
+    ".md-typeset div.arithmatex",
+    ".md-typeset div.mermaid",
+    ".md-typeset .highlight-ipynb",
+    ".md-typeset .jp-OutputArea-output > pre",
+    ".md-typeset .course-run-block",
+    ".md-typeset .tabbed-labels",
+  ].join(", ");
+
+  const update = (region) => {
+    const overflows = region.scrollWidth > region.clientWidth + 1;
+    const mine = region.dataset.courseScroll === "1";    // tabindex added here, not by the page
+    if (overflows && !region.hasAttribute("tabindex")) {
+      region.setAttribute("tabindex", "0");
+      region.dataset.courseScroll = "1";
+    } else if (!overflows && mine) {
+      region.removeAttribute("tabindex");
+      delete region.dataset.courseScroll;
+    }
+    const more = overflows && region.scrollLeft + region.clientWidth < region.scrollWidth - 1;
+    region.classList.toggle("course-scrolls-right", more);
+  };
+
+  // A region's width changes with the window (ResizeObserver); what it holds changes when a
+  // page arrives without a reload (document$), when MathJax typesets a formula or Mermaid
+  // replaces its <pre> with a diagram (MutationObserver). Every change re-measures them all.
+  const seen = new WeakSet();
+  const resized = new ResizeObserver((entries) => entries.forEach((e) => update(e.target)));
+  const refresh = () => {
+    document.querySelectorAll(REGIONS).forEach((region) => {
+      if (!seen.has(region)) {
+        seen.add(region);
+        resized.observe(region);
+        region.addEventListener("scroll", () => update(region), { passive: true });
+      }
+      update(region);
+    });
+  };
+
+  document$.subscribe(refresh);
+  let pending = false;
+  new MutationObserver(() => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; refresh(); });
+  }).observe(document.body, { childList: true, subtree: true });
+})();
