@@ -169,6 +169,15 @@ def test_cli_text_with_score(capsys):
     assert out[-1] == "strict score against 323: reward 0.0, code bad_separator"
 
 
+@pytest.mark.parametrize("expected", ["\u0663", "+3", "007"])
+def test_cli_refuses_an_expected_answer_the_spec_could_never_reward(capsys, expected):
+    """`int()` took an Arabic-Indic three; the scorer's integer rule does not (exit 2)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["tokens", "Final: 3", "--expected", expected])
+    assert stop.value.code == 2
+    assert "is not an integer as the spec writes one" in capsys.readouterr().err
+
+
 def test_cli_variants_table(capsys):
     assert main(["tokens", "--variants"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 
 from course import __version__
@@ -76,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # The reader stopped reading (`course runs list | head -3`): nothing went wrong, and
+        # nothing more can be written; stdout goes to /dev/null so its final flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except EXPECTED_ERRORS as err:
         print(f"course {args.command}: error: {_one_line(err)}", file=sys.stderr)
         return 2

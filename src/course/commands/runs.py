@@ -3,6 +3,7 @@ can be rebuilt from code and data to the same bytes."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from course.paths import RUNS_DIR, display_path
@@ -34,26 +35,32 @@ def _report_leftovers() -> None:
 
 def _list_main(args: Any) -> int:
     _report_leftovers()
+    manifests = {name: read_json(RUNS_DIR / name, "manifest.json")
+                 for name in CANONICAL if (RUNS_DIR / name).is_dir()}
+    width = max((len(str(m.get("kind", "?"))) for m in manifests.values()), default=0)
     for name in CANONICAL:
-        folder = RUNS_DIR / name
-        if folder.is_dir():
-            manifest = read_json(folder, "manifest.json")
-            print(f"{name}  {manifest.get('kind', '?'):<10} {manifest.get('note', '')}")
+        if name in manifests:
+            kind, note = manifests[name].get("kind", "?"), manifests[name].get("note", "")
+            print(f"{name}  {kind!s:<{width}}  {note}")
         else:
             print(f"{name}  (missing: course runs regenerate {name})")
     return 0
 
 
 def _verify_main(args: Any) -> int:
+    """One line per run as soon as it is checked (all of them take about half a minute)."""
     _report_leftovers()
     failed = False
-    for name, differences in verify(args.names).items():
+    for name in args.names or CANONICAL:
+        start = time.perf_counter()
+        differences = verify([name])[name]
+        seconds = time.perf_counter() - start
         if differences:
             failed = True
             for difference in differences:
-                print(f"{name}: {difference}")
+                print(f"{name}: {difference}", flush=True)
         else:
-            print(f"{name}: ok (byte-identical)")
+            print(f"{name}: ok (byte-identical, rebuilt in {seconds:.1f} s)", flush=True)
     return 1 if failed else 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from course.commands.options import UsageError
+from course.commands.options import UsageError, spec_integer
 from course.scorer import score
 from course.tokens import format_variants, inspect_variants, show_piece, tokenize
 
@@ -15,7 +15,9 @@ def register(subparsers: Any) -> None:
         description="Print the token ids and pieces of TEXT under cl100k_base (offline), or "
         "the table of near-miss spellings of `Final: 323` with their strict scores.")
     parser.add_argument("text", nargs="?", help="the text to tokenize (use $'...' for \\n)")
-    parser.add_argument("--expected", type=int, help="also score TEXT against this answer")
+    parser.add_argument("--expected", type=spec_integer, metavar="N",
+                        help="also score TEXT against this answer (an integer as the spec "
+                        "writes one)")
     parser.add_argument("--variants", action="store_true",
                         help="print the near-miss table (expected answer: --expected or 323)")
     parser.set_defaults(func=_main)
