@@ -188,11 +188,11 @@ PARALLEL_PAGES = 4
 """Pages loaded at once: the browser loads a batch concurrently, then each is checked."""
 
 
-def test_every_page_is_clean_offline_and_fully_rendered(tabs: Tabs, built_site: Build, site_url):
-    pages = site_pages(built_site.site)
-    assert len(pages) >= 6, pages
+def every_page(tabs: Tabs, site: Path, site_url: str) -> Iterator[tuple]:
+    """Each page of the built site, loaded: (page, its Watch, path). Pages are loaded
+    PARALLEL_PAGES at a time; a page's problems are cleared once the caller has read them."""
+    pages = site_pages(site)
     workers = [tabs.open() for _ in range(PARALLEL_PAGES)]
-    report = []
     for start in range(0, len(pages), PARALLEL_PAGES):
         batch = list(zip(workers, pages[start:start + PARALLEL_PAGES], strict=False))
         for (page, _), path in batch:
@@ -200,10 +200,17 @@ def test_every_page_is_clean_offline_and_fully_rendered(tabs: Tabs, built_site: 
         for (page, watch), path in batch:
             page.wait_for_load_state("load")
             page.wait_for_load_state("networkidle")
-            problems = check_page(page, built_site.site, path)
-            report += [f"/{path}: {p}" for p in problems + watch.problems]
-            assert not watch.dialogs, (path, watch.dialogs)
+            yield page, watch, path
             watch.problems.clear()
+
+
+def test_every_page_is_clean_offline_and_fully_rendered(tabs: Tabs, built_site: Build, site_url):
+    assert len(site_pages(built_site.site)) >= 6
+    report = []
+    for page, watch, path in every_page(tabs, built_site.site, site_url):
+        problems = check_page(page, built_site.site, path)
+        report += [f"/{path}: {p}" for p in problems + watch.problems]
+        assert not watch.dialogs, (path, watch.dialogs)
     assert not report, "\n".join(report)
 
 
@@ -455,19 +462,11 @@ def test_every_page_is_accessible_and_cuts_nothing(tabs: Tabs, built_site: Build
     """axe-core finds no serious or critical violation; wide content scrolls, reachable by
     keyboard and with a visible hint; table cells keep words whole; copy buttons cover nothing.
     At the desktop width, in the light scheme (dark and phone: the next test)."""
-    pages = site_pages(built_site.site)
-    workers = [tabs.open() for _ in range(PARALLEL_PAGES)]
     report = []
-    for start in range(0, len(pages), PARALLEL_PAGES):
-        batch = list(zip(workers, pages[start:start + PARALLEL_PAGES], strict=False))
-        for (page, _), path in batch:
-            page.goto(site_url + path, wait_until="commit")
-        for (page, watch), path in batch:
-            page.wait_for_load_state("networkidle")
-            assert check_page(page, built_site.site, path) == [], path
-            report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
-                       + watch.problems]
-            watch.problems.clear()
+    for page, watch, path in every_page(tabs, built_site.site, site_url):
+        assert check_page(page, built_site.site, path) == [], path
+        report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
+                   + watch.problems]
     assert not report, "\n".join(report)
 
 
