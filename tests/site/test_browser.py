@@ -188,34 +188,27 @@ PARALLEL_PAGES = 4
 """Pages loaded at once: the browser loads a batch concurrently, then each is checked."""
 
 
-def every_page(tabs: Tabs, site: Path, site_url: str) -> Iterator[tuple]:
-    """Each page of the built site, loaded: (page, its Watch, path). Pages are loaded
-    PARALLEL_PAGES at a time; a page's problems are cleared once the caller has read them."""
+def page_batches(tabs: Tabs, site: Path, site_url: str) -> Iterator[list[tuple]]:
+    """The site's pages, PARALLEL_PAGES at a time, each batch loaded together: a list of
+    (page, its Watch, path). A page's problems are cleared once the caller has read them."""
     pages = site_pages(site)
     workers = [tabs.open() for _ in range(PARALLEL_PAGES)]
     for start in range(0, len(pages), PARALLEL_PAGES):
-        batch = list(zip(workers, pages[start:start + PARALLEL_PAGES], strict=False))
-        for (page, _), path in batch:
+        batch = [(page, watch, path) for (page, watch), path
+                 in zip(workers, pages[start:start + PARALLEL_PAGES], strict=False)]
+        for page, _, path in batch:
             page.goto(site_url + path, wait_until="commit")
-        for (page, watch), path in batch:
+        for page, _, _ in batch:
             page.wait_for_load_state("load")
             page.wait_for_load_state("networkidle")
-            yield page, watch, path
+        yield batch
+        for _, watch, _ in batch:
             watch.problems.clear()
 
 
-def test_every_page_is_clean_offline_and_fully_rendered(tabs: Tabs, built_site: Build, site_url):
-    assert len(site_pages(built_site.site)) >= 6
-    report = []
-    for page, watch, path in every_page(tabs, built_site.site, site_url):
-        problems = check_page(page, built_site.site, path)
-        report += [f"/{path}: {p}" for p in problems + watch.problems]
-        assert not watch.dialogs, (path, watch.dialogs)
-    assert not report, "\n".join(report)
-
-
 def test_the_home_page_really_has_a_diagram_and_math(tab, site_url, built_site: Build):
-    """Guards the page-by-page check above against checking nothing."""
+    """Guards the every-page check (test_every_page_is_clean_offline_rendered_and_accessible)
+    against checking nothing."""
     page, watch = tab
     open_page(page, site_url)
     assert check_page(page, built_site.site, "") == []
@@ -386,19 +379,27 @@ AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
 """axe-core impacts that fail the test; "moderate" and "minor" are reported by axe only."""
 
-RUN_AXE = """async () => {
-  const result = await axe.run(document, {resultTypes: ['violations']});
-  return {version: axe.version, passes: result.passes.length,
-          violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-            nodes: v.nodes.map(n => n.target.join(' '))}))};
+START_AXE = """() => {
+  window.__axe = axe.run(document, {resultTypes: ['violations']}).then(result => ({
+    version: axe.version, passes: result.passes.length,
+    violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map(n => n.target.join(' '))}))}));
 }"""
 
 
-def axe_problems(page) -> list[str]:
-    """axe-core's serious and critical violations on the open page, one line each. axe comes
-    from node_modules/ at the version package.json pins (never from the network)."""
+def start_axe(page) -> None:
+    """Start axe-core on the open page without waiting for it (pages of a batch run together).
+    axe comes from node_modules/ at the version package.json pins, never from the network."""
     page.add_script_tag(path=str(AXE))
-    result = page.evaluate(RUN_AXE)
+    page.evaluate(START_AXE)
+
+
+def axe_problems(page) -> list[str]:
+    """axe-core's serious and critical violations on the open page, one line each (started by
+    `start_axe` unless it was)."""
+    if not page.evaluate("'__axe' in window"):
+        start_axe(page)
+    result = page.evaluate("() => window.__axe")
     pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["axe-core"]
     assert result["version"] == pinned and result["passes"] > 10, result   # axe really ran
     return [f"axe {v['impact']} {v['id']} ({v['help']}) on {len(v['nodes'])} element(s): "
@@ -458,15 +459,23 @@ def layout_problems(page) -> list[str]:
     return page.evaluate(LAYOUT_PROBLEMS)
 
 
-def test_every_page_is_accessible_and_cuts_nothing(tabs: Tabs, built_site: Build, site_url):
-    """axe-core finds no serious or critical violation; wide content scrolls, reachable by
-    keyboard and with a visible hint; table cells keep words whole; copy buttons cover nothing.
-    At the desktop width, in the light scheme (dark and phone: the next test)."""
+def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_site: Build,
+                                                             site_url):
+    """Every page, loaded once: no console error, no failed or off-host request, every diagram
+    and formula rendered (`check_page`); axe-core finds no serious or critical violation; wide
+    content scrolls, reachable by keyboard and with a visible hint; table cells keep words
+    whole; copy buttons cover nothing. At the desktop width in the light scheme (dark and
+    phone: the next test)."""
+    assert len(site_pages(built_site.site)) >= 6
     report = []
-    for page, watch, path in every_page(tabs, built_site.site, site_url):
-        assert check_page(page, built_site.site, path) == [], path
-        report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
-                   + watch.problems]
+    for batch in page_batches(tabs, built_site.site, site_url):
+        for page, watch, path in batch:
+            report += [f"/{path}: {p}" for p in check_page(page, built_site.site, path)]
+            assert not watch.dialogs, (path, watch.dialogs)
+            start_axe(page)
+        for page, watch, path in batch:
+            report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
+                       + watch.problems]
     assert not report, "\n".join(report)
 
 
