@@ -106,10 +106,24 @@ class Tabs:
 
 
 @pytest.fixture
-def tabs(browser, site_url) -> Iterator[Tabs]:
-    tabs = Tabs(browser)
-    yield tabs
-    tabs.close()
+def new_tabs(browser, site_url) -> Iterator:
+    """Makes `Tabs` with context options (a phone's viewport, dark mode); each is closed, and
+    its unattributed requests checked, when the test ends."""
+    made: list[Tabs] = []
+
+    def make(**options) -> Tabs:
+        made.append(Tabs(browser, **options))
+        return made[-1]
+
+    yield make
+    for tabs in made:
+        tabs.close()
+
+
+@pytest.fixture
+def tabs(new_tabs) -> Tabs:
+    """A desktop-sized browser context."""
+    return new_tabs()
 
 
 @pytest.fixture
@@ -485,20 +499,18 @@ KEY_PAGES = ["", "lessons/m1-reinforce/", "runs/run_001/", "labs/lab_bandit/", "
 
 
 @pytest.mark.parametrize(("scheme", "width"), [("dark", 1280), ("light", 390)])
-def test_key_pages_are_accessible_in_dark_mode_and_on_a_phone(browser, site_url, scheme, width):
-    tabs = Tabs(browser, color_scheme=scheme, viewport={"width": width, "height": 844})
-    try:
-        page, watch = tabs.open()
-        report = []
-        for path in KEY_PAGES:
-            open_page(page, site_url + path)
-            expected = "slate" if scheme == "dark" else "default"
-            assert page.evaluate("document.body.dataset.mdColorScheme") == expected
-            report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
-                       + watch.problems]
-        assert not report, "\n".join(report)
-    finally:
-        tabs.close()
+def test_key_pages_are_accessible_in_dark_mode_and_on_a_phone(new_tabs, site_url, scheme,
+                                                              width):
+    page, watch = new_tabs(color_scheme=scheme,
+                           viewport={"width": width, "height": 844}).open()
+    report = []
+    for path in KEY_PAGES:
+        open_page(page, site_url + path)
+        expected = "slate" if scheme == "dark" else "default"
+        assert page.evaluate("document.body.dataset.mdColorScheme") == expected
+        report += [f"/{path}: {p}" for p in axe_problems(page) + layout_problems(page)
+                   + watch.problems]
+    assert not report, "\n".join(report)
 
 
 OPEN_SHADOW_ROOTS = """Element.prototype.attachShadow = (attach => function (init) {
@@ -525,41 +537,38 @@ DIAGRAM_SIZES = """() => [...document.querySelectorAll('div.mermaid')].map(host 
 
 
 @pytest.mark.parametrize(("width", "smallest_px"), [(1280, 12.0), (390, 10.0)])
-def test_every_diagram_is_readable_on_desktop_and_phone(browser, built_site, site_url, width,
+def test_every_diagram_is_readable_on_desktop_and_phone(new_tabs, built_site, site_url, width,
                                                        smallest_px):
     """Each Mermaid label is rendered at least `smallest_px` tall (Mermaid used to shrink wide
     diagrams to the column: 7 px labels on a desktop, 4 px on a phone). On a desktop every
     diagram fits the column; on a phone a wider one scrolls and Tab reaches it."""
-    tabs = Tabs(browser, viewport={"width": width, "height": 844})
+    tabs = new_tabs(viewport={"width": width, "height": 844})
     tabs.context.add_init_script(OPEN_SHADOW_ROOTS)
-    try:
-        page, watch = tabs.open()
-        measured, report = 0, []
-        for path in site_pages(built_site.site):
-            count = page_file(built_site.site, path).read_text(encoding="utf-8").count(
-                '<pre class="mermaid">')
-            if not count:
-                continue
-            open_page(page, site_url + path)
-            page.wait_for_function("n => [...document.querySelectorAll('div.mermaid')].filter("
-                                   "d => d.shadowRoot?.querySelector('svg')).length >= n",
-                                   arg=count)
-            page.wait_for_timeout(200)
-            for number, d in enumerate(page.evaluate(DIAGRAM_SIZES), 1):
-                measured += 1
-                where = f"/{path} diagram {number}"
-                if d["smallest"] < smallest_px:
-                    report.append(f"{where}: {d['label']!r} is {d['smallest']:.1f} px")
-                if width >= 1280 and d["width"] > d["column"] + 1:
-                    report.append(f"{where} is {d['width']:.0f} px, wider than the "
-                                  f"{d['column']} px column")
-                if d["width"] > d["column"] + 1 and d["tabindex"] != "0":
-                    report.append(f"{where} scrolls but Tab cannot reach it")
-        assert measured >= 14, measured          # the check looked at the course's diagrams
-        assert not report, "\n".join(report)
-        assert watch.problems == []
-    finally:
-        tabs.close()
+    page, watch = tabs.open()
+    measured, report = 0, []
+    for path in site_pages(built_site.site):
+        count = page_file(built_site.site, path).read_text(encoding="utf-8").count(
+            '<pre class="mermaid">')
+        if not count:
+            continue
+        open_page(page, site_url + path)
+        page.wait_for_function("n => [...document.querySelectorAll('div.mermaid')].filter("
+                               "d => d.shadowRoot?.querySelector('svg')).length >= n",
+                               arg=count)
+        page.wait_for_timeout(200)
+        for number, d in enumerate(page.evaluate(DIAGRAM_SIZES), 1):
+            measured += 1
+            where = f"/{path} diagram {number}"
+            if d["smallest"] < smallest_px:
+                report.append(f"{where}: {d['label']!r} is {d['smallest']:.1f} px")
+            if width >= 1280 and d["width"] > d["column"] + 1:
+                report.append(f"{where} is {d['width']:.0f} px, wider than the "
+                              f"{d['column']} px column")
+            if d["width"] > d["column"] + 1 and d["tabindex"] != "0":
+                report.append(f"{where} scrolls but Tab cannot reach it")
+    assert measured >= 14, measured          # the check looked at the course's diagrams
+    assert not report, "\n".join(report)
+    assert watch.problems == []
 
 
 def test_checklists_can_be_ticked_and_are_remembered(tab, site_url):
