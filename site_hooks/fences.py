@@ -14,20 +14,74 @@ pytest side accepts both spellings (tests/conftest.py).
 The other spelling pytest-markdown-docs knows, a bare word after the language (```python
 notest), breaks Material's highlighting, so it is refused with a warning (a failure under
 --strict) that says what to write instead.
+
+`fenced_blocks` is the one reader of fences for the hooks: site_hooks/outputs.py finds the
+blocks it runs with it too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from mkdocs.plugins import get_plugin_logger
 
 log = get_plugin_logger(__name__)
 
 OPTION_WORDS = ("notest", "continuation")
+PYTHON = ("python", "py", "python3")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _BRACE_INFO = re.compile(r"^\s*\{(?P<inner>[^}]*)\}\s*$")
 _BARE_OPTION = re.compile(r"^\s*(?:python|py|python3)\s+\S")
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One fenced block of a page: where it opens and closes (0-based line indexes), how far
+    it is indented (inside an admonition or a tab), its fence characters and its info string."""
+
+    open: int
+    close: int
+    indent: str
+    fence: str
+    info: str
+
+    def words(self) -> list[str]:
+        """The info string as words, brace or not: `{.python .notest}` -> python, notest."""
+        brace = _BRACE_INFO.match(self.info)
+        inner = brace["inner"] if brace else self.info
+        return [word.lstrip(".") for word in inner.split()]
+
+    def is_python(self) -> bool:
+        words = self.words()
+        return bool(words) and words[0] in PYTHON
+
+    def code(self, lines: list[str]) -> str:
+        """The block's text, with the indentation of its container taken off."""
+        body = lines[self.open + 1:self.close]
+        return "\n".join(line[len(self.indent):] if line.startswith(self.indent) else
+                         line.lstrip(" \t") for line in body)
+
+
+def fenced_blocks(lines: list[str]) -> Iterator[Fence]:
+    """Every fenced block of a page, in order, at any indentation. A fence left open at the end
+    of the page runs to the end (as Markdown reads it). Inline code spans that start a line
+    with three backticks (```` ```x``` ````) are not fences."""
+    opened: re.Match | None = None
+    start = 0
+    for number, line in enumerate(lines):
+        match = _FENCE_OPEN.match(line)
+        if opened is not None:
+            if match and match["fence"][0] == opened["fence"][0] \
+                    and len(match["fence"]) >= len(opened["fence"]) and not match["info"].strip():
+                yield Fence(start, number, opened["indent"], opened["fence"], opened["info"])
+                opened = None
+            continue
+        if match and not (match["fence"][0] == "`" and "`" in match["info"]):
+            opened, start = match, number
+    if opened is not None:
+        yield Fence(start, len(lines), opened["indent"], opened["fence"], opened["info"])
 
 
 def rewrite_fences(markdown: str, where: str = "") -> tuple[str, list[str]]:
@@ -35,25 +89,14 @@ def rewrite_fences(markdown: str, where: str = "") -> tuple[str, list[str]]:
     `continuation`), and the problems found (a bare option after the language)."""
     lines = markdown.split("\n")
     problems: list[str] = []
-    open_fence: str | None = None  # the fence characters of the block we are inside
-    for number, line in enumerate(lines, start=1):
-        match = _FENCE_OPEN.match(line)
-        if open_fence is not None:
-            if match and match["fence"][0] == open_fence[0] \
-                    and len(match["fence"]) >= len(open_fence) and not match["info"].strip():
-                open_fence = None
-            continue
-        if not match or (match["fence"][0] == "`" and "`" in match["info"]):
-            continue
-        open_fence = match["fence"]
-        info = match["info"]
-        if brace := _BRACE_INFO.match(info):
+    for fence in fenced_blocks(lines):
+        if brace := _BRACE_INFO.match(fence.info):
             words = [f".{w}" if w in OPTION_WORDS else w for w in brace["inner"].split()]
-            lines[number - 1] = f"{match['indent']}{match['fence']}{{{' '.join(words)}}}"
-        elif _BARE_OPTION.match(info):
-            problems.append(f"{where}:{number}: write ```{{.python {info.split(None, 1)[1]}}}"
-                            f" instead of ```{info.strip()} (Material cannot render the "
-                            "bare-word form)")
+            lines[fence.open] = f"{fence.indent}{fence.fence}{{{' '.join(words)}}}"
+        elif _BARE_OPTION.match(fence.info):
+            problems.append(f"{where}:{fence.open + 1}: write ```{{.python "
+                            f"{fence.info.split(None, 1)[1]}}} instead of ```"
+                            f"{fence.info.strip()} (Material cannot render the bare-word form)")
     return "\n".join(lines), problems
 
 

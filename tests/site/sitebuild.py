@@ -59,11 +59,19 @@ def page_file(site: Path, page: str) -> Path:
 
 
 def load_hook(name: str):
-    """Import `site_hooks/<name>.py` as a module, the way mkdocs loads a hook."""
+    """Import `site_hooks/<name>.py` as a module, the way mkdocs loads a hook: registered in
+    sys.modules, with its folder on sys.path while it loads, so that it can import the hooks'
+    shared code (`from fences import fenced_blocks`)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(f"site_hook_{name}",
                                                   REPO / "site_hooks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module
+    saved = sys.path.copy()
+    sys.path.insert(0, str(REPO / "site_hooks"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
     return module
