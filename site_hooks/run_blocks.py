@@ -54,8 +54,10 @@ def run(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
                 exec(compile(block["code"], block["name"], "exec"), namespace)
-            except BaseException:      # SystemExit and KeyboardInterrupt are a failure too
-                error = traceback.format_exc()
+            except BaseException as raised:   # SystemExit and KeyboardInterrupt too
+                # the traceback from the block's own frame on (this file's frame left out)
+                error = "".join(traceback.format_exception(
+                    type(raised), raised, raised.__traceback__ and raised.__traceback__.tb_next))
         results.append({"stdout": stdout.getvalue(), "stderr": stderr.getvalue(),
                         "error": error, "figures": open_figures()})
     return results
