@@ -50,7 +50,7 @@ Where values come from (collected once per page, and once per run, per process):
 
 - the page's runnable Python blocks, extracted by pytest-markdown-docs with the course's parser
   (fresh namespace per block, a `continuation` block re-runs the blocks it continues, `notest`
-  skipped), executed with the repository root as working directory: every number printed,
+  skipped), executed in an empty temporary folder (as the site runs them): every number printed,
   every number left in the block's namespace (ints, floats, numpy scalars and arrays up to
   5,000 elements, numbers inside strings, through dicts, lists, tuples, sets, dataclasses and
   the attributes of course objects; at most 200,000 values per block), and, in a block that
@@ -92,6 +92,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -740,13 +741,16 @@ def python_blocks(markdown: str, path: Path) -> list[Any]:
 
 
 @contextlib.contextmanager
-def _in_repo() -> Iterator[None]:
+def _in_scratch() -> Iterator[None]:
+    """Run in an empty temporary folder, as the site build and a reader's pasted block do: a
+    block that writes a file leaves nothing in the repository."""
     here = os.getcwd()
-    os.chdir(REPO)
-    try:
-        yield
-    finally:
-        os.chdir(here)
+    with tempfile.TemporaryDirectory(prefix="course-prose-") as scratch:
+        os.chdir(scratch)
+        try:
+            yield
+        finally:
+            os.chdir(here)
 
 
 def add_block_values(markdown: str, path: Path, sources: Sources) -> None:
@@ -756,7 +760,7 @@ def add_block_values(markdown: str, path: Path, sources: Sources) -> None:
         namespace = types.ModuleType("fence").__dict__
         printed = io.StringIO()
         completed = False
-        with _in_repo(), contextlib.redirect_stdout(printed), \
+        with _in_scratch(), contextlib.redirect_stdout(printed), \
                 contextlib.redirect_stderr(io.StringIO()):
             try:
                 exec(compile(block.source, str(path), "exec", dont_inherit=True), namespace)

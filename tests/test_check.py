@@ -66,6 +66,21 @@ def test_the_workspace_readme_lists_every_exercise():
     assert [line for line in readme.splitlines() if line.startswith("| `")] == rows
 
 
+def test_the_exercises_page_lists_every_exercise_in_the_registry_order():
+    page = (REPO_ROOT / "docs" / "exercises" / "index.md").read_text(encoding="utf-8")
+    rows = [line.split(" | ")[:2] for line in page.splitlines() if line.startswith("| [")]
+    assert rows == [[f"| [{e.name}]({e.name}.md) ({e.milestone})", f"`{e.file}`"]
+                    for e in check.EXERCISES.values()]
+
+
+def test_reports_wrap_their_explanations_at_80_columns():
+    solved = check.check_all(SOLUTIONS) + check.check_all(WORKSPACE)
+    for report in solved:
+        for line in check.format_report(report).split("\n"):
+            # the student's data (prompts, completions, values) is indented and may be wider
+            assert len(line) <= check.WIDTH or line.startswith("  "), line
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_untouched_stub_is_not_started(name):
     report = check.check(name, WORKSPACE)
@@ -107,7 +122,7 @@ BROKEN = [
      "large logits: a stable softmax", "subtract max(θ)"),
     ("reinforce_step", "return advantage, theta + lr * advantage * grad_log_prob",
      "theta += lr * advantage * grad_log_prob\n    return advantage, theta",
-     "the θ you were given is left unchanged", "θ += step"),
+     "the θ you were given is left unchanged", "instead of changing θ in place"),
     ("reinforce_step", "theta + lr * advantage * grad_log_prob", "theta - lr * advantage * "
      "grad_log_prob", "uniform policy, rewarded action", "expected: A=1, new θ=[0.375"),
     ("trajectory_return", "gamma**t * r", "gamma**(t + 1) * r",

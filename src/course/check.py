@@ -365,8 +365,8 @@ def check_reinforce_step(module: ModuleType) -> list[Case]:
         kept = bool(np.array_equal(theta, [0.2, 0.0, -0.2]))
         cases.append(Case(name, kept, "θ=[0.2, 0, -0.2], action=0, reward=1, baseline=0, lr=1",
                           "θ still [0.2, 0, -0.2] after the call", f"θ is now {_vec(theta)}",
-                          "Build a new array (θ + step) instead of changing θ in place (θ += "
-                          "step): the caller still needs the old logits."))
+                          "Build a new array, θ + step, instead of changing θ in place with "
+                          "+=: the caller still needs the old logits."))
     return cases
 
 
@@ -707,6 +707,10 @@ def check_all(workspace: Path | str = WORKSPACE) -> list[Report]:
 
 # -- 5. the report printer -------------------------------------------------------------------------
 
+WIDTH = 80
+"""Explanations are wrapped to this many columns: a terminal's width, and the site's column."""
+
+
 def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + line for line in text.splitlines()]
 
@@ -736,15 +740,15 @@ def format_report(report: Report) -> str:
             if text:
                 lines.append(_hang(f"         {label + ':':<10}", text))
         for paragraph in case.note.splitlines():
-            lines += textwrap.wrap(paragraph, 100, initial_indent=" " * 9,
+            lines += textwrap.wrap(paragraph, WIDTH, initial_indent=" " * 9,
                                    subsequent_indent=" " * 11, break_on_hyphens=False)
     if report.status == "passing":
-        lines += ["", f"Done: {exercise.done}."]
+        closing = f"Done: {exercise.done}."
     elif report.status == "not started":
-        lines += ["", f"Done means: {exercise.done}."]
+        closing = f"Done means: {exercise.done}."
     else:
-        lines += ["", *textwrap.wrap(f"hint: {exercise.hint}", 100, subsequent_indent="      ")]
-    return "\n".join(lines)
+        closing = f"hint: {exercise.hint}"
+    return "\n".join([*lines, "", *textwrap.wrap(closing, WIDTH, subsequent_indent="      ")])
 
 
 def format_progress(reports: list[Report]) -> str:
