@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -125,6 +126,15 @@ def test_writer_mistakes_fail_the_strict_build(tmp_path):
     assert "```{.python notest}" in build.log, build.log                  # site_hooks/fences.py
 
 
+def test_a_block_that_raises_fails_the_build_naming_page_and_line(tmp_path):
+    page = ("# Home\n\n```python\nprint('shown')\n"
+            "raise RuntimeError('block failed on purpose')\n```\n")
+    build = mini_build(mini_repo(tmp_path, {"index.md": page}))
+    assert build.returncode != 0
+    assert "docs/index.md, the block at line 3 raised:" in build.log, build.log
+    assert "RuntimeError: block failed on purpose" in build.log, build.log
+
+
 def test_a_lab_cell_that_raises_fails_the_build(tmp_path):
     lab = '# %% [markdown]\n# # A lab\n\n# %%\nraise RuntimeError("cell failed on purpose")\n'
     nav = MINIMAL_NAV + "  - Lab: labs/lab_broken.py\n"
@@ -198,3 +208,24 @@ def test_no_page_shows_a_raw_fence_marker(built_site: Build):
         parser = _TextOutsideCode(page_file(built_site.site, page).read_text(encoding="utf-8"))
         raw = [line for line in parser.lines if RAW_FENCE.search(line)]
         assert not raw, f"{page} shows a raw fence marker: {raw[0].strip()!r}"
+
+
+OUTPUT_COLUMNS = 80
+"""The widest output line a page may show: about what the content column holds at 1280 px
+(measured by the browser test), and a terminal's width."""
+
+
+def test_every_block_output_fits_the_column(built_site: Build):
+    """What a block prints is read under it: a line wider than the column would hide its end."""
+    wide, shown = [], 0
+    for page in site_pages(built_site.site):
+        html = page_file(built_site.site, page).read_text(encoding="utf-8")
+        for number, output in enumerate(re.findall(
+                r'<div class="language-text course-output no-copy highlight"><pre>.*?<code>'
+                r"(.*?)</code></pre></div>", html, re.DOTALL), start=1):
+            shown += 1
+            text = re.sub(r"<[^>]+>", "", output)
+            wide += [f"/{page} output {number}: {len(line)} columns: {line[:90]}"
+                     for line in unescape(text).split("\n") if len(line) > OUTPUT_COLUMNS]
+    assert shown >= 60, f"only {shown} outputs found: is site_hooks/outputs.py running?"
+    assert not wide, "\n".join(wide)
