@@ -679,7 +679,7 @@ def check(name: str, workspace: Path | str = WORKSPACE) -> Report:
     exercise, workspace = EXERCISES[name], Path(workspace)
     if not workspace.is_dir():
         raise DataError(workspace, None, None, "workspace folder not found")
-    path = (workspace / exercise.file).resolve()
+    path = workspace / exercise.file     # as given: a report names it as the student wrote it
     if not path.is_file():
         return Report(exercise, path, "error", message=f"{display_path(path)} does not exist: "
                       f"copy the stub from workspace/{exercise.file} of the course")
