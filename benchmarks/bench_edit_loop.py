@@ -1,6 +1,6 @@
 """How long from saving a lesson to the reloaded page, under `mkdocs serve`? The teacher's loop.
 
-Run:  .venv/bin/python benchmarks/bench_edit_loop.py [--rounds N] [--full]
+Run:  .venv/bin/python benchmarks/bench_edit_loop.py [--rounds N] [--full] [--code]
 
 1. The site's sources (every file git tracks or would track) are copied to a temporary folder,
    so the real pages are never touched, and `mkdocs serve --dirty` is started there on a free
@@ -13,6 +13,9 @@ Run:  .venv/bin/python benchmarks/bench_edit_loop.py [--rounds N] [--full]
    - `notice`: livereload answers the long poll a browser on the page keeps open, which is
      when the browser reloads;
    - `page`: a GET of the lesson returns the marker, which is what the reloaded page shows.
+   With `--code` the marker is not prose but printed by a new line in the lesson's last Python
+   block (`print("edit-loop-" + "marker-...")`, so only the block's output shows it whole):
+   each save runs that block again (site_hooks/outputs.py), as a teacher's code edit does.
    The server's own "Documentation built in X seconds" is reported too, when it is logged
    (mkdocs drops a log line equal to the one before: `-` when a build took as long as the last).
 3. The server is stopped and started again on the same copy: the first build of this second
@@ -133,7 +136,19 @@ def wait_until_served(server: Server, budget: float) -> float | None:
     return None
 
 
-def one_round(server: Server, lesson: Path, original: bytes, n: int) -> dict[str, float | None]:
+def edited(original: bytes, marker: str, code: bool) -> bytes:
+    """The lesson with `marker` as a new last paragraph, or (`code`) printed by a new first line
+    of the lesson's last top-level Python block."""
+    if not code:
+        return original + f"\n\n{marker}\n".encode()
+    opening = original.rindex(b"\n```python\n") + len(b"\n```python\n")
+    head, tail = marker.split("marker", 1)
+    line = f'print("{head}" + "marker{tail}")\n'.encode()
+    return original[:opening] + line + original[opening:]
+
+
+def one_round(server: Server, lesson: Path, original: bytes, n: int,
+              code: bool = False) -> dict[str, float | None]:
     """Save the lesson with a new marker; seconds from the save to each moment (None: never)."""
     epoch, request = LIVERELOAD.search(server.get(URL_PATH)).groups()  # type: ignore[union-attr]
     marker = f"edit-loop-marker-{n}-{time.time_ns()}"
@@ -147,7 +162,7 @@ def one_round(server: Server, lesson: Path, original: bytes, n: int) -> dict[str
     poller.start()
     time.sleep(0.2)   # the poll is open before the save, as in a browser that shows the page
     saved = time.perf_counter()
-    lesson.write_bytes(original + f"\n\n{marker}\n".encode())
+    lesson.write_bytes(edited(original, marker, code))
     page = None
     while time.perf_counter() - saved < ROUND_BUDGET_S:
         if marker in server.get(URL_PATH):
@@ -181,6 +196,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--full", action="store_true", help="serve without --dirty")
+    parser.add_argument("--code", action="store_true",
+                        help="each save edits a Python block (its output is made again)")
     args = parser.parse_args()
     dirty = not args.full
 
@@ -190,7 +207,7 @@ def main() -> int:
         lesson = root / LESSON
         original = lesson.read_bytes()
         print(f"mkdocs serve{' --dirty' if dirty else ''}, in a copy of the repository; "
-              f"lesson {LESSON}")
+              f"lesson {LESSON}; each save edits {'a Python block' if args.code else 'prose'}")
         server, first = startup(root, dirty)
         rows = []
         try:
@@ -200,7 +217,7 @@ def main() -> int:
                   f"{first:.1f} s\n")
             print(f"{'round':<6} " + " ".join(f"{key:>{width}}" for key, width in COLUMNS))
             for n in range(1, args.rounds + 1):
-                rows.append(one_round(server, lesson, original, n))
+                rows.append(one_round(server, lesson, original, n, args.code))
                 print(f"{n:<6} " + " ".join(
                     f"{seconds(rows[-1][key], '-' if key == 'build (log)' else 'never'):>{width}}"
                     for key, width in COLUMNS))
