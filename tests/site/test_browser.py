@@ -536,19 +536,19 @@ DIAGRAM_SIZES = """() => [...document.querySelectorAll('div.mermaid')].map(host 
 })"""
 
 
-@pytest.mark.parametrize(("width", "smallest_px"), [(1280, 12.0), (390, 10.0)])
-def test_every_diagram_is_readable_on_desktop_and_phone(new_tabs, built_site, site_url, width,
-                                                       smallest_px):
-    """Each Mermaid label is rendered at least `smallest_px` tall (Mermaid used to shrink wide
-    diagrams to the column: 7 px labels on a desktop, 4 px on a phone). On a desktop every
-    diagram fits the column; on a phone a wider one scrolls and Tab reaches it."""
+def diagram_tab(new_tabs, width: int) -> tuple:
+    """A page (and its `Watch`) `width` px wide whose diagrams can be measured: their shadow
+    roots are opened (OPEN_SHADOW_ROOTS)."""
     tabs = new_tabs(viewport={"width": width, "height": 844})
     tabs.context.add_init_script(OPEN_SHADOW_ROOTS)
-    page, watch = tabs.open()
-    measured, report = 0, []
-    for path in site_pages(built_site.site):
-        count = page_file(built_site.site, path).read_text(encoding="utf-8").count(
-            '<pre class="mermaid">')
+    return tabs.open()
+
+
+def diagram_pages(page, site: Path, site_url: str) -> Iterator[str]:
+    """Opens, one after the other, each page of `site` that has Mermaid diagrams, waits until
+    every one is drawn, and yields its path."""
+    for path in site_pages(site):
+        count = page_file(site, path).read_text(encoding="utf-8").count('<pre class="mermaid">')
         if not count:
             continue
         open_page(page, site_url + path)
@@ -556,6 +556,18 @@ def test_every_diagram_is_readable_on_desktop_and_phone(new_tabs, built_site, si
                                "d => d.shadowRoot?.querySelector('svg')).length >= n",
                                arg=count)
         page.wait_for_timeout(200)
+        yield path
+
+
+@pytest.mark.parametrize(("width", "smallest_px"), [(1280, 12.0), (390, 10.0)])
+def test_every_diagram_is_readable_on_desktop_and_phone(new_tabs, built_site, site_url, width,
+                                                       smallest_px):
+    """Each Mermaid label is rendered at least `smallest_px` tall (Mermaid used to shrink wide
+    diagrams to the column: 7 px labels on a desktop, 4 px on a phone). On a desktop every
+    diagram fits the column; on a phone a wider one scrolls and Tab reaches it."""
+    page, watch = diagram_tab(new_tabs, width)
+    measured, report = 0, []
+    for path in diagram_pages(page, built_site.site, site_url):
         for number, d in enumerate(page.evaluate(DIAGRAM_SIZES), 1):
             measured += 1
             where = f"/{path} diagram {number}"
@@ -567,6 +579,66 @@ def test_every_diagram_is_readable_on_desktop_and_phone(new_tabs, built_site, si
             if d["width"] > d["column"] + 1 and d["tabindex"] != "0":
                 report.append(f"{where} scrolls but Tab cannot reach it")
     assert measured >= 14, measured          # the check looked at the course's diagrams
+    assert not report, "\n".join(report)
+    assert watch.problems == []
+
+
+DIAGRAM_REACH = """async () => {
+  const reach = [];
+  for (const host of document.querySelectorAll('div.mermaid')) {
+    const svg = host.shadowRoot && host.shadowRoot.querySelector('svg');
+    if (!svg || host.scrollWidth <= host.clientWidth + 1) { reach.push(null); continue; }
+    const column = () => {
+      const left = host.getBoundingClientRect().left + host.clientLeft;
+      return {left, right: left + host.clientWidth};
+    };
+    const nodes = () => [...svg.querySelectorAll('g.node')].map(n => n.getBoundingClientRect());
+    const frame = () => new Promise(done => requestAnimationFrame(done));
+    const settled = () => frame().then(frame);
+    const opened = column(), first = nodes(), left = svg.getBoundingClientRect().left;
+    const d = {scrollLeft: host.scrollLeft, column: host.clientWidth, nodes: first.length,
+               leftmost: Math.min(...first.map(r => r.left)) - opened.left,
+               svgLeft: left - opened.left};
+    host.scrollLeft = host.scrollWidth;               // as far right as it goes
+    await settled();                                  // scroll-regions.js hears the scroll
+    const end = column(), last = nodes();
+    d.rightmost = Math.max(...last.map(r => r.right)) - end.right;
+    d.svgRight = svg.getBoundingClientRect().right - end.right;
+    d.fadedAtEnd = host.classList.contains('course-scrolls-right');
+    host.scrollLeft = 0;
+    reach.push(d);
+  }
+  return reach;
+}"""
+"""For each diagram wider than its column (null for one that fits): where its nodes and its
+edges are, relative to the column's visible edges, as the page opened it and once scrolled
+as far right as it goes."""
+
+
+def test_a_diagram_wider_than_a_phone_opens_at_its_left_edge(new_tabs, built_site, site_url):
+    """On a 390 px phone a diagram wider than the column opens at its left edge: as the page
+    opens, the leftmost box and the diagram's own left edge are inside the column, none cut
+    off to the left (where no scrolling could reach them); scrolled right as far as it goes,
+    the rightmost box and the right edge are in view, no longer faded."""
+    page, watch = diagram_tab(new_tabs, 390)
+    wide, report = 0, []
+    for path in diagram_pages(page, built_site.site, site_url):
+        for number, d in enumerate(page.evaluate(DIAGRAM_REACH), 1):
+            if d is None:
+                continue
+            wide += 1
+            where = f"/{path} diagram {number}"
+            if d["scrollLeft"] != 0 or d["nodes"] == 0:
+                report.append(f"{where} opens scrolled to {d['scrollLeft']} ({d['nodes']} boxes)")
+            if not (0 <= d["leftmost"] < d["column"]) or d["svgLeft"] < -0.5:
+                report.append(f"{where} opens with its leftmost box at {d['leftmost']:.0f} px "
+                              f"and its left edge at {d['svgLeft']:.0f} px of the "
+                              f"{d['column']} px column")
+            if d["rightmost"] > 0.5 or d["svgRight"] > 0.5 or d["fadedAtEnd"]:
+                report.append(f"{where} scrolled right still hides {d['svgRight']:.0f} px "
+                              f"(its rightmost box: {d['rightmost']:.0f} px; faded: "
+                              f"{d['fadedAtEnd']})")
+    assert wide >= 5, wide                   # the check looked at the course's wide diagrams
     assert not report, "\n".join(report)
     assert watch.problems == []
 
