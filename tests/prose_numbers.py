@@ -71,6 +71,22 @@ Where values come from (collected once per page, and once per run, per process):
 The check is as strong as the literal is precise: "0.5146" is bound tightly, while "0.5" or
 "24%" matches anything that rounds to it among the values in scope.
 
+On a lesson and on the rules page (SHOWN_PAGES), where the reader sees every block's output, a
+matched number must also be **shown near it, unambiguously** (`near_check`), inside prediction
+and answer boxes as in the plain prose:
+
+- shown: some number that the page shows the reader in the same part of the page matches it;
+  shown means printed by a block (the output the site puts under it) or held by a file the
+  page includes with `--8<--`; the part is the text between two headings of level 1 to 3, and
+  for a number in the introduction (before the first `##`), the whole page;
+- unambiguous: moving its last written digit by one (0.192 -> 0.191 or 0.193, 60 -> 59 or 61)
+  matches nothing shown there, so a hand edit of one digit fails the test. Where a neighbour is
+  shown too, quote more digits.
+
+A value computed only inside a block's namespace, or read from a cited run without being shown,
+still binds a number on other pages (the maps, the context pages); on a lesson it is not enough:
+the reader should see the computation and its output.
+
 Pages not checked at all are listed, with the reason, in NOT_CHECKED (the labs, the API
 reference, the bibliography).
 
@@ -403,6 +419,9 @@ class Sources:
         self._in_strings: set[float] = set()    # values so far only seen inside strings
         self._sorted: list[float] | None = None
         self.notes: list[str] = []          # blocks that raised, files that could not be read
+        # what the page shows a reader, where: (1-based line, text) of each block's printed
+        # output (at its fence line) and of each file it includes (at its --8<-- line)
+        self.shown: list[tuple[int, str]] = []
 
     def add(self, value: float, label: str | Callable[[], str], in_string: bool = False) -> None:
         if value != value or value in (math.inf, -math.inf):
@@ -560,6 +579,60 @@ def runs_in_scope(parts: list[Section], line: int) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Shown near it: on a lesson, a measured number is printed where the reader meets it.
+# ---------------------------------------------------------------------------------------------
+
+SHOWN_PAGES = ("docs/lessons/", "docs/rules.md")
+"""Pages whose measured numbers must also be shown near them, unambiguously (`near_check`)."""
+
+_NEAR_HEADING = re.compile(r"^#{1,3}[ \t]")
+
+
+def near_spans(markdown: str) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """The introduction (before the first `##` heading) and the parts of the page cut before
+    each heading of level 1 to 3, as 1-based `(first, last)` lines."""
+    lines = code_blanked(markdown).split("\n")
+    starts = [0] + [i for i, line in enumerate(lines) if i and _NEAR_HEADING.match(line)]
+    parts = [(a + 1, b) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
+    intro = sections(markdown)[0]
+    return (intro.first, intro.last), parts
+
+
+def span_of(markdown_spans: tuple[tuple[int, int], list[tuple[int, int]]],
+            line: int, page_lines: int) -> tuple[int, int]:
+    """Where a number on `line` must be shown: its part of the page; the whole page for a
+    number in the introduction (a goal may quote what a later section prints)."""
+    intro, parts = markdown_spans
+    if intro[0] <= line <= intro[1]:
+        return 1, page_lines
+    return next(part for part in parts if part[0] <= line <= part[1])
+
+
+def one_unit_away(literal: Literal) -> list[Literal]:
+    """The literal with its last written digit moved by one either way, the slip a hand edit
+    makes: 0.192 -> 0.191 and 0.193, 60 -> 59 and 61, 5% -> 4% and 6%."""
+    unit = 10.0 ** -literal.decimals
+    return [dataclasses.replace(literal, value=round(literal.value + step * unit,
+                                                     literal.decimals)) for step in (-1, 1)]
+
+
+def near_check(literal: Literal, span: tuple[int, int], near: Sources) -> str | None:
+    """Why `literal` is not shown unambiguously in `span` (None when it is). `near` holds the
+    numbers the page shows there: the printed output of its blocks, the files it includes."""
+    where = f"lines {span[0]}-{span[1]}"
+    if not matches(literal, near):
+        return (f'"{literal.text}" is not shown near it: no block output or included file in '
+                f"{where} holds it; print it there, or quote it where a block prints it")
+    for slip in one_unit_away(literal):
+        for lo, hi in windows(slip):
+            if found := near.between(lo, hi):
+                return (f'"{literal.text}" is ambiguous where it is shown ({where}): '
+                        f"{_show(found[0])} is shown there too ({near.label(found[0])}), so a "
+                        "slip of one in its last digit would still pass; quote more digits")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
 # Checking a page.
 # ---------------------------------------------------------------------------------------------
 
@@ -582,6 +655,8 @@ class PageCheck:
     notes: list[str] = dataclasses.field(default_factory=list)    # blocks that raised, ...
     # matched only by numbers inside strings (a prompt, a completion): reported, not failed
     weak: list[tuple[Literal, str]] = dataclasses.field(default_factory=list)
+    # on a lesson: matched, but not shown near it, or ambiguous there (`near_check`)
+    hidden: list[str] = dataclasses.field(default_factory=list)
 
     def failures(self) -> list[str]:
         """One line per problem, `page:line: message`."""
@@ -592,7 +667,7 @@ class PageCheck:
             lines.append(f'{self.page}:{miss.literal.line}: "{miss.literal.text}" matches '
                          f"nothing computed on this page{where} (nearest: "
                          f"{'; '.join(miss.nearest) or 'no value at all'})")
-        return lines + [f"{self.page}:{error}" for error in self.errors]
+        return lines + [f"{self.page}:{error}" for error in self.errors + self.hidden]
 
 
 def exemptions(literals: list[Literal], found: list[Marker]) -> tuple[set[tuple[int, str]],
@@ -611,10 +686,15 @@ def exemptions(literals: list[Literal], found: list[Marker]) -> tuple[set[tuple[
 
 
 def check(page: str, markdown: str, computed: Sources,
-          runs: Mapping[str, Sources] | None = None) -> PageCheck:
+          runs: Mapping[str, Sources] | None = None, shown: bool = False) -> PageCheck:
     """Every prose literal of `markdown` against what the page computes and the runs in its
-    scope (`runs` maps a run's name to its values), with the page's markers applied."""
+    scope (`runs` maps a run's name to its values), with the page's markers applied; with
+    `shown`, each matched literal must also be shown near it (`near_check`, against
+    `computed.shown`)."""
     runs = runs or {}
+    spans = near_spans(markdown)
+    page_lines = markdown.count("\n") + 1
+    near: dict[tuple[int, int], Sources] = {}
     result = PageCheck(page=page, notes=list(computed.notes))
     literals = prose_literals(markdown)
     found, result.errors = markers(markdown)
@@ -636,6 +716,15 @@ def check(page: str, markdown: str, computed: Sources,
                          for value in source.between(lo, hi)]
                 if all(source.only_in_strings(value) for value, source in found):
                     result.weak.append((literal, found[0][1].label(found[0][0])))
+                if shown:
+                    span = span_of(spans, literal.line, page_lines)
+                    if span not in near:
+                        near[span] = Sources()
+                        for line, text in computed.shown:
+                            if span[0] <= line <= span[1]:
+                                near[span].add_text(text, f"shown at line {line}, its line")
+                    if why := near_check(literal, span, near[span]):
+                        result.hidden.append(f"{literal.line}: {why}")
             else:
                 result.unmatched.append(Unmatched(literal, scope,
                                                   nearest(literal, *candidates)))
@@ -768,6 +857,7 @@ def add_block_values(markdown: str, path: Path, sources: Sources) -> None:
             except BaseException as error:
                 sources.notes.append(f"{label} raised {type(error).__name__}: {error}"[:300])
         sources.add_text(printed.getvalue(), f"the output of {label}, output line")
+        sources.shown.append((block.start_line, printed.getvalue()))
         budget = [MAX_VALUES]
         for name, value in namespace.items():
             if not name.startswith("__"):
@@ -782,10 +872,11 @@ def add_block_values(markdown: str, path: Path, sources: Sources) -> None:
 _SNIPPET = re.compile(r"--8<--\s+\"(?P<path>[^\"]+?)(?::(?P<start>\d+)(?::(?P<end>\d+))?)?\"")
 
 
-def snippets(markdown: str) -> list[tuple[str, int | None, int | None]]:
-    """`(path, first line, last line)` of every `--8<--` include of the page."""
+def snippets(markdown: str) -> list[tuple[str, int | None, int | None, int]]:
+    """`(path, first line, last line, line of the page)` of every `--8<--` include."""
     return [(m["path"], int(m["start"]) if m["start"] else None,
-             int(m["end"]) if m["end"] else None) for m in _SNIPPET.finditer(markdown)]
+             int(m["end"]) if m["end"] else None, markdown.count("\n", 0, m.start()) + 1)
+            for m in _SNIPPET.finditer(markdown)]
 
 
 def cited_runs(markdown: str) -> list[str]:
@@ -827,10 +918,12 @@ def collect_sources(markdown: str, path: Path) -> Sources:
     """What a page computes: its blocks and its snippets (see the module docstring)."""
     sources = Sources()
     add_block_values(markdown, path, sources)
-    for snippet, first, last in snippets(markdown):
+    for snippet, first, last, line in snippets(markdown):
         file = REPO / snippet
         if file.is_file():
             add_file_values(file, sources, first, last)
+            text = file.read_text(encoding="utf-8", errors="replace")[:MAX_TEXT]
+            sources.shown.append((line, "\n".join(text.split("\n")[(first or 1) - 1:last])))
         else:
             sources.notes.append(f"the snippet {snippet} does not exist")
     return sources
@@ -861,7 +954,7 @@ def check_page(page: str, markdown: str | None = None) -> PageCheck:
     the page on disk computes, so an edit to the prose alone is what is tested)."""
     text = (REPO / page).read_text(encoding="utf-8") if markdown is None else markdown
     runs = {run: run_sources(run) for run in cited_runs(text)}
-    result = check(page, text, page_sources(page), runs)
+    result = check(page, text, page_sources(page), runs, shown=page.startswith(SHOWN_PAGES))
     result.notes += [note for found in runs.values() for note in found.notes]
     return result
 

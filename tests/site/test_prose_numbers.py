@@ -378,6 +378,101 @@ def test_a_run_is_read_whole():
 M05 = "docs/lessons/m05-selection.md"
 
 
+# ---------------------------------------------------------------------------------------------
+# On a lesson, a measured number is shown near it, unambiguously.
+# ---------------------------------------------------------------------------------------------
+
+NEAR_PAGE = md("""
+    # A lesson
+
+    The goal quotes 0.8123, printed in the last section.
+
+    ## Run it
+
+    ```python
+    value = 0.3141
+    print(f"pi / 10 is about {value}")
+    print("the baseline", 0.190, "and the next step", 0.191)
+    ```
+
+    !!! question "Predict: pi"
+        Is it 0.3141?
+
+    ??? success "Answer: pi"
+        Yes, 0.3141. The baseline is 0.190.
+
+    The value 0.3141 is left in the namespace, and 0.5 is never printed.
+
+    ## Later
+
+    Here 0.3141 is only computed, in another section. The block prints 0.812 and 0.8123.
+
+    ```python
+    print(0.8123)
+    ```
+    """)
+
+
+def near_failures(page: str) -> list[str]:
+    found = pn.collect_sources(page, pn.REPO / "docs" / "lessons" / "near.md")
+    return pn.check("near.md", page, found, shown=True).failures()
+
+
+def test_a_number_in_a_box_is_shown_near_it_and_unambiguous():
+    lines = NEAR_PAGE.split("\n")
+    answer = lines.index("    Yes, 0.3141. The baseline is 0.190.") + 1
+    later = next(i for i, line in enumerate(lines) if line.startswith("Here 0.3141")) + 1
+    never = answer + 2
+    assert near_failures(NEAR_PAGE) == [
+        f'near.md:{never}: "0.5" matches nothing computed on this page (its section cites no '
+        "run) (nearest: 0.3141 from the output of the block at line 7, output line:1; 0.191 "
+        "from the output of the block at line 7, output line:2)",
+        f'near.md:{answer}: "0.190" is ambiguous where it is shown (lines 5-20): 0.191 is '
+        "shown there too (shown at line 7, its line:2), so a slip of one in its last digit "
+        "would still pass; quote more digits",
+        f'near.md:{later}: "0.3141" is not shown near it: no block output or included file in '
+        "lines 21-28 holds it; print it there, or quote it where a block prints it",
+    ]
+
+
+def test_a_hand_edit_in_a_prediction_or_answer_box_fails():
+    for before, after in (("Is it 0.3141?", "Is it 0.3142?"),
+                          ("Yes, 0.3141.", "Yes, 0.3140.")):
+        failures = near_failures(NEAR_PAGE.replace(before, after))
+        edited = after.split()[-1].rstrip("?.")
+        assert any(f'"{edited}" matches nothing computed' in f for f in failures), failures
+
+
+def test_one_unit_away_moves_the_last_written_digit():
+    assert [lit.value for lit in pn.one_unit_away(pn.literal_of("0.192"))] == [0.191, 0.193]
+    assert [lit.value for lit in pn.one_unit_away(pn.literal_of("60"))] == [59, 61]
+    assert [(lit.value, lit.percent) for lit in pn.one_unit_away(pn.literal_of("5%"))] == [
+        (4, True), (6, True)]
+
+
+def test_lessons_and_the_rules_are_checked_for_numbers_shown_near_them():
+    assert "docs/lessons/m1-reinforce.md".startswith(pn.SHOWN_PAGES)
+    assert "docs/rules.md".startswith(pn.SHOWN_PAGES)
+    assert not "docs/maps/three-loops.md".startswith(pn.SHOWN_PAGES)
+
+
+@pytest.mark.parametrize(("page", "box_line", "quoted", "slip"), [
+    ("docs/lessons/m1-reinforce.md", "is suppressed (0.315 → 0.287)", "0.287", "0.286"),
+    ("docs/lessons/m3-llm-as-policy.md", "The reference earns 0.192 in expectation", "0.192",
+     "0.193"),
+])
+def test_a_hand_edit_in_a_real_box_fails_at_its_line(page, box_line, quoted, slip):
+    """The issue's two cases: an answer box (M1) and a prediction box (M3)."""
+    text = (pn.REPO / page).read_text(encoding="utf-8")
+    lines = text.split("\n")
+    (index,) = [i for i, line in enumerate(lines) if box_line in line]
+    assert lines[index].startswith("    "), "the number is no longer inside a box"
+    assert pn.check_page(page).failures() == []
+    lines[index] = lines[index].replace(quoted, slip, 1)
+    failures = pn.check_page(page, "\n".join(lines)).failures()
+    assert any(f.startswith(f"{page}:{index + 1}: \"{slip}\"") for f in failures), failures
+
+
 def test_editing_a_quoted_number_in_a_real_page_fails_at_its_line():
     text = (pn.REPO / M05).read_text(encoding="utf-8")
     quoted = [lit for lit in pn.prose_literals(text) if lit.text == "0.5146"]
