@@ -7,9 +7,17 @@ harness's own numbers on every build, never committed, so a figure cannot drift 
 takes most of a second; so they are drawn again only when the runs they read have changed.
 Their code cannot change within a process (a module is imported once): after editing it,
 restart `mkdocs serve`. A `mkdocs build` is one build, so it always draws every figure.
+
+Every picture that stands alone in a paragraph, on any page (a concept figure or a run's
+plot), becomes a numbered figure (`on_page_content`): `<figure id="figure-N">` with the caption
+"Figure N. <its text>", the text being the image's title (`![alt](src "caption")`) or else its
+alt text. The prose refers to it as Figure N; the picture links to its file, so that on a
+phone a tap opens it full size.
 """
 
 from __future__ import annotations
+
+import re
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
@@ -38,3 +46,29 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     for name, png in _drawn[state].items():
         files.append(File.generated(config, f"{FOLDER}/{name}", content=png))
     return files
+
+
+_ALONE = re.compile(r'<p>(?P<img><img alt="(?P<alt>[^"]*)" src="(?P<src>[^"]+)"'
+                    r'(?: title="(?P<title>[^"]*)")?\s*/?>)</p>')
+"""An image that is the whole of its paragraph, as Python-Markdown writes `![alt](src)`."""
+
+
+def numbered_figures(content: str) -> str:
+    """Each picture alone in its paragraph as `<figure>` with "Figure N." and its caption."""
+    count = 0
+
+    def figure(match: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        caption = match["title"] if match["title"] is not None else match["alt"]
+        image = match["img"].replace(f' title="{match["title"]}"', "") if match["title"] \
+            else match["img"]
+        return (f'<figure class="course-figure" id="figure-{count}">'
+                f'<a href="{match["src"]}" title="Open the figure full size">{image}</a>'
+                f"<figcaption><strong>Figure {count}.</strong> {caption}</figcaption></figure>")
+
+    return _ALONE.sub(figure, content)
+
+
+def on_page_content(content: str, page, config, files) -> str:
+    return numbered_figures(content)

@@ -595,50 +595,65 @@ DIAGRAM_REACH = """async () => {
     const nodes = () => [...svg.querySelectorAll('g.node')].map(n => n.getBoundingClientRect());
     const frame = () => new Promise(done => requestAnimationFrame(done));
     const settled = () => frame().then(frame);
-    const opened = column(), first = nodes(), left = svg.getBoundingClientRect().left;
-    const d = {scrollLeft: host.scrollLeft, column: host.clientWidth, nodes: first.length,
-               leftmost: Math.min(...first.map(r => r.left)) - opened.left,
-               svgLeft: left - opened.left};
-    host.scrollLeft = host.scrollWidth;               // as far right as it goes
+    const opened = column(), first = nodes()[0];
+    const d = {scrollLeft: host.scrollLeft, column: host.clientWidth, nodes: nodes().length,
+               firstLeft: first.left - opened.left, firstRight: first.right - opened.left,
+               label: svg.querySelector('g.node').textContent.slice(0, 30),
+               fadedLeftAtOpen: host.classList.contains('course-scrolls-left')};
+    host.scrollLeft = 0;                              // as far left as it goes
     await settled();                                  // scroll-regions.js hears the scroll
-    const end = column(), last = nodes();
-    d.rightmost = Math.max(...last.map(r => r.right)) - end.right;
+    const start = column(), left = nodes();
+    d.leftmost = Math.min(...left.map(r => r.left)) - start.left;
+    d.svgLeft = svg.getBoundingClientRect().left - start.left;
+    d.fadedAtStart = host.classList.contains('course-scrolls-left');
+    host.scrollLeft = host.scrollWidth;               // as far right as it goes
+    await settled();
+    const end = column(), right = nodes();
+    d.rightmost = Math.max(...right.map(r => r.right)) - end.right;
     d.svgRight = svg.getBoundingClientRect().right - end.right;
     d.fadedAtEnd = host.classList.contains('course-scrolls-right');
-    host.scrollLeft = 0;
+    host.scrollLeft = d.scrollLeft;
     reach.push(d);
   }
   return reach;
 }"""
-"""For each diagram wider than its column (null for one that fits): where its nodes and its
-edges are, relative to the column's visible edges, as the page opened it and once scrolled
-as far right as it goes."""
+"""For each diagram wider than its column (null for one that fits): where its first box is as
+the page opened it, and where its nodes and edges are once scrolled as far left, then as far
+right, as it goes."""
 
 
-def test_a_diagram_wider_than_a_phone_opens_at_its_left_edge(new_tabs, built_site, site_url):
-    """On a 390 px phone a diagram wider than the column opens at its left edge: as the page
-    opens, the leftmost box and the diagram's own left edge are inside the column, none cut
-    off to the left (where no scrolling could reach them); scrolled right as far as it goes,
-    the rightmost box and the right edge are in view, no longer faded."""
+def test_a_diagram_wider_than_a_phone_opens_at_its_first_box(new_tabs, built_site, site_url):
+    """On a 390 px phone a diagram wider than the column opens scrolled to its first box (the
+    top of the flow: three-loops' Dataset, home's Policy), whole inside the column, with a
+    faded edge on each side that has more; scrolled left or right as far as it goes, the
+    leftmost and rightmost boxes and the diagram's edges come into view, no longer faded."""
     page, watch = diagram_tab(new_tabs, 390)
-    wide, report = 0, []
+    wide, report, firsts = 0, [], {}
     for path in diagram_pages(page, built_site.site, site_url):
         for number, d in enumerate(page.evaluate(DIAGRAM_REACH), 1):
             if d is None:
                 continue
             wide += 1
             where = f"/{path} diagram {number}"
-            if d["scrollLeft"] != 0 or d["nodes"] == 0:
-                report.append(f"{where} opens scrolled to {d['scrollLeft']} ({d['nodes']} boxes)")
-            if not (0 <= d["leftmost"] < d["column"]) or d["svgLeft"] < -0.5:
-                report.append(f"{where} opens with its leftmost box at {d['leftmost']:.0f} px "
-                              f"and its left edge at {d['svgLeft']:.0f} px of the "
+            firsts[where] = d["label"]
+            if not (d["firstLeft"] >= -0.5 and d["firstRight"] <= d["column"] + 0.5):
+                report.append(f"{where} opens with its first box ({d['label']!r}) at "
+                              f"{d['firstLeft']:.0f} to {d['firstRight']:.0f} px of the "
                               f"{d['column']} px column")
+            if d["fadedLeftAtOpen"] != (d["scrollLeft"] > 1):
+                report.append(f"{where}: the left fade does not match scrollLeft "
+                              f"{d['scrollLeft']}")
+            if d["leftmost"] < -0.5 or d["svgLeft"] < -0.5 or d["fadedAtStart"]:
+                report.append(f"{where} scrolled left still hides {-d['svgLeft']:.0f} px "
+                              f"(its leftmost box: {d['leftmost']:.0f} px; faded: "
+                              f"{d['fadedAtStart']})")
             if d["rightmost"] > 0.5 or d["svgRight"] > 0.5 or d["fadedAtEnd"]:
                 report.append(f"{where} scrolled right still hides {d['svgRight']:.0f} px "
                               f"(its rightmost box: {d['rightmost']:.0f} px; faded: "
                               f"{d['fadedAtEnd']})")
     assert wide >= 5, wide                   # the check looked at the course's wide diagrams
+    assert firsts.get("/maps/three-loops/ diagram 1", "").startswith("Dataset"), firsts
+    assert firsts.get("/ diagram 1", "").startswith("Policy"), firsts
     assert not report, "\n".join(report)
     assert watch.problems == []
 

@@ -16,6 +16,7 @@ from sitebuild import REPO, load_hook
 
 run_pages = load_hook("run_pages")
 fences = load_hook("fences")
+figures = load_hook("figures")
 notebooks = load_hook("notebooks")
 search_math = load_hook("search_math")
 
@@ -240,6 +241,23 @@ def test_a_run_page_shows_each_artifact(tmp_path):
 def test_run_titles_are_plain_text(kind, title):
     """The title also goes into every page's navigation, so it never carries markup."""
     assert run_pages.run_title("run_009", {"kind": kind}) == title
+
+
+# -- figures -----------------------------------------------------------------------------
+
+def test_a_picture_alone_in_its_paragraph_becomes_a_numbered_figure():
+    content = ('<p>Text with <img alt="inline" src="i.png" /> inside.</p>\n'
+               '<p><img alt="Reward against KL" src="../runs/run_005/kl_tradeoff.png" /></p>\n'
+               '<p><img alt="A curve" src="c.svg" title="The curve, with &lt;b&gt;" /></p>')
+    assert figures.numbered_figures(content) == (
+        '<p>Text with <img alt="inline" src="i.png" /> inside.</p>\n'
+        '<figure class="course-figure" id="figure-1"><a href="../runs/run_005/kl_tradeoff.png"'
+        ' title="Open the figure full size"><img alt="Reward against KL" '
+        'src="../runs/run_005/kl_tradeoff.png" /></a><figcaption><strong>Figure 1.</strong> '
+        "Reward against KL</figcaption></figure>\n"
+        '<figure class="course-figure" id="figure-2"><a href="c.svg" title="Open the figure '
+        'full size"><img alt="A curve" src="c.svg" /></a><figcaption><strong>Figure 2.'
+        "</strong> The curve, with &lt;b&gt;</figcaption></figure>")
 
 
 # -- fences ------------------------------------------------------------------------------

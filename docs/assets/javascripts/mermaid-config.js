@@ -12,3 +12,17 @@
   mermaid.initialize = (config) =>
     initialize({ ...config, flowchart: { ...(config.flowchart || {}), useMaxWidth: false } });
 })();
+
+// Material draws each diagram into a closed shadow root. scroll-regions.js must look inside one
+// (a diagram wider than the column opens scrolled to its first box), so the roots are kept
+// here, where only the site's own scripts ask for them (`courseShadowRoot(host)`).
+(() => {
+  const roots = new WeakMap();
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    roots.set(this, root);
+    return root;
+  };
+  window.courseShadowRoot = (host) => host.shadowRoot || roots.get(host) || null;
+})();

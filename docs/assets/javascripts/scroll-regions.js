@@ -3,7 +3,10 @@
 // region that actually overflows (which depends on the screen) is made reachable by the
 // keyboard (tabindex 0: Tab stops on it, the arrow keys scroll it) and gets the class
 // `course-scrolls-right` while more of it lies to the right, which course.css shows as a
-// fading edge: a hint that it scrolls.
+// fading edge: a hint that it scrolls; `course-scrolls-left` likewise while more lies to
+// the left. A Mermaid diagram wider than its column (on a phone) opens scrolled to its first
+// box, the top of the flow, rather than at its left edge, where a top-down flow may show only
+// the ends of its last row.
 (() => {
   const REGIONS = [
     ".md-typeset pre > code",
@@ -26,8 +29,24 @@
       region.removeAttribute("tabindex");
       delete region.dataset.courseScroll;
     }
+    if (overflows && region.matches("div.mermaid") && !region.dataset.courseOpened) {
+      openAtFirstBox(region);
+    }
     const more = overflows && region.scrollLeft + region.clientWidth < region.scrollWidth - 1;
     region.classList.toggle("course-scrolls-right", more);
+    region.classList.toggle("course-scrolls-left", overflows && region.scrollLeft > 1);
+  };
+
+  // The first box Mermaid drew (its nodes come in the order the diagram names them), centred
+  // in the column as far as the diagram allows. Once per diagram: later, the reader scrolls.
+  const openAtFirstBox = (diagram) => {
+    const root = window.courseShadowRoot ? window.courseShadowRoot(diagram) : null;
+    const box = root && root.querySelector("svg g.node");
+    if (!box) return;                                  // not drawn yet: the next change tries
+    diagram.dataset.courseOpened = "1";
+    const boxRect = box.getBoundingClientRect();
+    const column = diagram.getBoundingClientRect().left + diagram.clientLeft;
+    diagram.scrollLeft += boxRect.left + boxRect.width / 2 - (column + diagram.clientWidth / 2);
   };
 
   // A region's width changes with the window (ResizeObserver); what it holds changes when a
