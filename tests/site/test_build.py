@@ -341,3 +341,30 @@ def test_every_block_output_fits_the_column(built_site: Build):
                      for line in unescape(text).split("\n") if len(line) > OUTPUT_COLUMNS]
     assert shown >= 60, f"only {shown} outputs found: is site_hooks/outputs.py running?"
     assert not wide, "\n".join(wide)
+
+
+def test_every_figure_is_numbered_captioned_and_referred_to(built_site: Build):
+    """A picture alone in its paragraph is Figure N with a caption (site_hooks/figures.py) and
+    alt text that says what it shows; on a lesson the prose refers to each figure by its number,
+    and never to a figure the page does not have."""
+    problems, figures_seen = [], 0
+    for page in site_pages(built_site.site):
+        html = page_file(built_site.site, page).read_text(encoding="utf-8")
+        article = html.split('<article class="md-content__inner', 1)[-1].split("</article>")[0]
+        found = re.findall(r'<figure class="course-figure" id="figure-(\d+)">.*?<img alt="'
+                           r'([^"]*)".*?<figcaption><strong>Figure \1\.</strong> ([^<]+)',
+                           article, re.DOTALL)
+        figures_seen += len(found)
+        for number, alt, caption in found:
+            if len(alt) < 20 or len(caption) < 20:
+                problems.append(f"/{page} figure {number}: alt {alt!r}, caption {caption!r}")
+        if not page.startswith("lessons/"):
+            continue
+        prose = re.sub(r"<figcaption>.*?</figcaption>|<[^>]+>", " ", article, flags=re.DOTALL)
+        referred = {int(n) for n in re.findall(r"\bFigure\s+(\d+)\b", prose)}
+        numbers = {int(number) for number, _, _ in found}
+        problems += [f"/{page}: the prose never refers to Figure {n}" for n in numbers - referred]
+        problems += [f"/{page}: the prose refers to Figure {n}, which the page does not have"
+                     for n in referred - numbers]
+    assert figures_seen >= 11, figures_seen
+    assert not problems, "\n".join(problems)
