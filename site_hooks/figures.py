@@ -49,8 +49,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 _ALONE = re.compile(r'<p>(?P<img><img alt="(?P<alt>[^"]*)" src="(?P<src>[^"]+)"'
-                    r'(?: title="(?P<title>[^"]*)")?\s*/?>)</p>')
-"""An image that is the whole of its paragraph, as Python-Markdown writes `![alt](src)`."""
+                    r'(?: title="(?P<title>[^"]*)")?\s*/?>)(?P<rest>(?:\s*<!--.*?-->)*)\s*</p>',
+                    re.DOTALL)
+"""An image that is the whole of its paragraph, as Python-Markdown writes `![alt](src)`,
+perhaps with HTML comments after it (an `unmeasured` marker)."""
 
 
 def numbered_figures(content: str) -> str:
@@ -65,7 +67,8 @@ def numbered_figures(content: str) -> str:
             else match["img"]
         return (f'<figure class="course-figure" id="figure-{count}">'
                 f'<a href="{match["src"]}" title="Open the figure full size">{image}</a>'
-                f"<figcaption><strong>Figure {count}.</strong> {caption}</figcaption></figure>")
+                f"<figcaption><strong>Figure {count}.</strong> {caption}</figcaption></figure>"
+                f"{match['rest']}")
 
     return _ALONE.sub(figure, content)
 

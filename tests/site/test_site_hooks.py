@@ -249,6 +249,8 @@ def test_a_picture_alone_in_its_paragraph_becomes_a_numbered_figure():
     content = ('<p>Text with <img alt="inline" src="i.png" /> inside.</p>\n'
                '<p><img alt="Reward against KL" src="../runs/run_005/kl_tradeoff.png" /></p>\n'
                '<p><img alt="A curve" src="c.svg" title="The curve, with &lt;b&gt;" /></p>')
+    marked = '<p><img alt="x" src="x.png" />\n<!-- unmeasured: 90; a band -->\n</p>'
+    assert figures.numbered_figures(marked).endswith("</figure>\n<!-- unmeasured: 90; a band -->")
     assert figures.numbered_figures(content) == (
         '<p>Text with <img alt="inline" src="i.png" /> inside.</p>\n'
         '<figure class="course-figure" id="figure-1"><a href="../runs/run_005/kl_tradeoff.png"'
