@@ -2,12 +2,20 @@
 slow-motion story whose numbers add up, and learning that moves what the scorer measures."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 from course.cli import main
-from course.learn import LearnConfig, leave_one_out_baseline, setup, slow_motion, train
+from course.learn import (
+    SLOW_MOTION_LEGEND,
+    LearnConfig,
+    leave_one_out_baseline,
+    setup,
+    slow_motion,
+    train,
+)
 from course.reports.learn import build_run, checkpoints
 from course.token_policy import learner_for
 
@@ -57,7 +65,8 @@ def test_the_slow_motion_story_adds_up():
     problems, reference, _ = setup(SHORT)
     story = slow_motion(learner_for(reference, len(problems)), problems, SHORT,
                         np.random.default_rng(0))
-    rows = [line.split() for line in story.splitlines() if line[:4].strip().isdigit()]
+    rows = [line.split() for line in story.splitlines() if re.match(r" +\d+  '", line)]
+    assert len(rows) >= 2 and story.count(SLOW_MOTION_LEGEND) == 1
     total = next(line for line in story.splitlines() if line.lstrip().startswith("log π(y | x)"))
     before = sum(float(row[-3]) for row in rows)
     assert float(total.split()[-3]) == pytest.approx(before, abs=0.005 * len(rows))

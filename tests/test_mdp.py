@@ -2,6 +2,7 @@
 vs finite differences, and REINFORCE with a delayed reward finding the right opening."""
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -124,10 +125,13 @@ def test_log_shows_every_episode_and_explains_misleading_credit():
     history = train(config, np.random.default_rng(0))
     log = mdp.toy_mdp_log(history, config)
     assert log.count(mdp.CREDIT_RULE) == 1
-    assert sum(line.startswith("ep ") for line in log.splitlines()) == 60
+    assert log.count(mdp.EPISODE_LEGEND) == log.count(mdp.EPISODE_HEADER) == 1
+    rows = [line for line in log.splitlines() if re.match(r" *\d+  start -", line)]
+    assert [int(row.split()[0]) for row in rows] == list(range(1, 61))
     blamed = [e for e in history if e.a1 == 1 and e.reward - e.baseline < 0]
     assert log.count("is blamed for what step 2 did") == len(blamed) > 0
     assert "-- after 50 episodes: exact J" in log
+    assert max(map(len, log.splitlines())) <= 80
 
 
 def test_build_run_summary_quotes_exact_returns():
@@ -144,6 +148,6 @@ def test_build_run_summary_quotes_exact_returns():
 def test_cli_prints_the_log_and_rejects_bad_settings(capsys):
     assert main(["mdp", "--episodes", "20"]) == 0
     out = capsys.readouterr().out
-    assert "ep  10" in out and "ep  11" not in out and "after 20 episodes" in out
+    assert " 10  start -" in out and " 11  start -" not in out and "after 20 episodes" in out
     assert main(["mdp", "--lr", "-1"]) == 2
     assert capsys.readouterr().err.startswith("course mdp: error: lr")

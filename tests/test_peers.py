@@ -322,7 +322,7 @@ def test_cli_prints_the_disagreement_table_and_saves(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
     assert main(["peers", "--out", str(tmp_path / "run"), "--note", "first"]) == 0
     out = capsys.readouterr().out
-    assert "[7] gsm8k_strict" in out
+    assert "7 = gsm8k_strict" in out
     rules, _ = peers.usable_rules(tuple(RULES))
     line = next(line for line in out.splitlines() if line.startswith("near-03 "))
     marks = dict(zip(rules, line.split()[-len(rules):], strict=True))

@@ -7,12 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
 from course.cli import main
-from course.commands.score import ASCII_MARKS, explain
-from course.formatting import can_encode, fill, short_literal, short_number
+from course.commands.score import ASCII_MARKS, SPEC_LEGEND, explain, spec_table
+from course.formatting import can_encode, fill, literal_within, short_literal, short_number
 from course.scorer import CHECKS, CODES, SPEC_DECISIONS, score
 
 MAX_LINES = 8
@@ -94,11 +95,15 @@ def test_json_prints_exactly_what_it_printed_before(completion, expected, capsys
     assert capsys.readouterr().out == json.dumps(result, indent=2, ensure_ascii=False) + "\n"
 
 
-def test_spec_is_unchanged_and_refuses_json(capsys):
+def test_spec_prints_every_decision_whole_within_80_columns_and_refuses_json(capsys):
     assert main(["score", "--spec"]) == 0
-    assert capsys.readouterr().out == "".join(
-        f"{case:<24} {completion!r:<28.28} {code:<22} {reason}\n"
-        for case, completion, code, reason in SPEC_DECISIONS)
+    assert capsys.readouterr().out == "\n".join([
+        SPEC_LEGEND, f"{'case':<24} {'completion':<30} code",
+        *(line for case, completion, code, reason in SPEC_DECISIONS for line in [
+            f"{case:<24} {literal_within(completion, 30):<30} {code}",
+            *textwrap.wrap(reason, 80, initial_indent="    ", subsequent_indent="    ",
+                           break_long_words=False, break_on_hyphens=False)])]) + "\n"
+    assert all(len(line) <= 80 for line in spec_table())
     assert main(["score", "--spec", "--json"]) == 2
     assert "--json is for one scored completion" in capsys.readouterr().err
 

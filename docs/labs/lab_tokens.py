@@ -32,7 +32,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from course.learn import LearnConfig, log_line, setup, slow_motion, train
+from course.learn import LearnConfig, log_table, setup, slow_motion, train
 from course.paths import RUNS_DIR
 from course.runs import read_json
 from course.token_policy import PIECES, Vocabulary, learner_for, sample
@@ -110,8 +110,7 @@ print(slow_motion(learner, problems, config, np.random.default_rng(0)))
 
 # %%
 logs = train(LearnConfig(steps=60), np.random.default_rng(0)).logs
-for entry in logs[::10] + logs[-1:]:
-    print(log_line(entry))
+print(log_table(logs[::10] + logs[-1:]))
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.plot([e.step for e in logs], [e.pass_at_1 for e in logs], label="strict pass@1 (fresh)")
 ax.plot([e.step for e in logs], [e.kl for e in logs], label="KL to reference (nats)")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from course.formatting import fixed, vector
+from course.formatting import COLUMNS, fill, fixed, paragraph, vector, wrap
 from course.policy import grad_log_prob, sample_actions, softmax
 
 # -- 1. the setup -------------------------------------------------------------------------------
@@ -243,12 +243,15 @@ def train(config: BanditConfig, rng: np.random.Generator,
 
 # -- 4. the log: slow motion and fast -------------------------------------------------------------
 
-ADVANTAGE_SIGN_NOTE = (
+ADVANTAGE_SIGN_NOTE = paragraph(
     "How to read the advantage A = r - b: positive means the sampled action did better than the "
     "baseline expected, so it is reinforced (its probability goes up); negative means it did "
     "worse, so it is suppressed (its probability goes down); zero leaves the policy unchanged."
 )
-"""Printed once, at the top of every slow-motion log."""
+"""Printed once, at the top of every log (slow motion and fast), wrapped to 80 columns."""
+
+LABEL = 13
+"""Width of a slow-motion line's label (`  advantage  `): what a long line wraps under."""
 
 BASELINE_WORDS = {"none": "no baseline: b = 0",
                   "running": "running mean of past rewards",
@@ -268,37 +271,56 @@ def setup_lines(config: BanditConfig) -> list[str]:
     lines = ["Actions (index: style, chance of reward 1):"]
     lines += [f"  {i}: {name:<36} r̄ = {p:.2f}"
               for i, (name, p) in enumerate(zip(config.actions, config.reward_probs, strict=True))]
-    lines.append(f"Settings: lr = {config.lr}, baseline = {config.baseline} "
-                 f"({BASELINE_WORDS[config.baseline]}), batch size = {config.batch_size}, "
-                 f"steps = {config.steps}, seed = {config.seed}; θ starts at 0 (uniform policy)"
-                 + (", b at 0." if config.baseline == "running" else "."))
+    lines += fill("Settings: ", [
+        f"lr = {config.lr},",
+        f"baseline = {config.baseline} ({BASELINE_WORDS[config.baseline]}),",
+        f"batch size = {config.batch_size},", f"steps = {config.steps},",
+        f"seed = {config.seed};",
+        "θ starts at 0 (uniform policy)" + (", b at 0." if config.baseline == "running" else ".")],
+        COLUMNS, gap=" ")
     return lines
 
 
+def _labelled(label: str, text: str) -> list[str]:
+    """`  label      text`, wrapped under the text's first column."""
+    return wrap(text, indent=f"  {label:<{LABEL - 2}}")
+
+
 def describe_step(number: int, step: Step, config: BanditConfig) -> str:
-    """One update of ONE learner (no learner axis) told as a story, several lines."""
+    """One update of ONE learner (no learner axis) told as a story, several lines: a label
+    (policy, sample, reward, ...) then what it holds, wrapped under it within 80 columns; the
+    advantage's sign is read on a line of its own."""
     lines = [f"step {number}",
-             f"  policy     θ = {vector(step.theta, signed=True)}   π = {vector(step.probs)}"]
+             *_labelled("policy", f"θ = {vector(step.theta, signed=True)}   "
+                                  f"π = {vector(step.probs)}")]
     for i, (a, r, adv) in enumerate(zip(step.actions, step.rewards, step.advantages,
                                         strict=True)):
         tag = f" #{i + 1}" if config.batch_size > 1 else ""
-        lines += [f"  sample{tag:<4} a = {a} ({config.actions[a]}), π(a) = {fixed(step.probs[a])}",
-                  f"  reward     r = {r:.0f}"]
+        lines += [*_labelled(f"sample{tag}", f"a = {a} ({config.actions[a]}), "
+                                             f"π(a) = {fixed(step.probs[a])}"),
+                  *_labelled("reward", f"r = {r:.0f}")]
         if i == 0:
-            lines.append(f"  baseline   b = {fixed(step.baseline)} "
-                         f"({BASELINE_WORDS[config.baseline]})")
-        lines += [f"  advantage  A = r - b = {fixed(adv, signed=True)}  ({_sign_words(adv)})",
-                  f"  direction  ∇log π(a) = onehot(a) - π = "
-                  f"{vector(grad_log_prob(a, step.probs), signed=True)}"]
+            lines += _labelled("baseline", f"b = {fixed(step.baseline)} "
+                                           f"({BASELINE_WORDS[config.baseline]})")
+        lines += [*_labelled("advantage", f"A = r - b = {fixed(adv, signed=True)}"),
+                  *_labelled("", _sign_words(adv)),
+                  *_labelled("direction", f"∇log π(a) = onehot(a) - π = "
+                                          f"{vector(grad_log_prob(a, step.probs), signed=True)}")]
     average = " mean over the batch of" if config.batch_size > 1 else ""
-    lines.append(f"  update     θ += lr ×{average} A × ∇log π(a) = "
-                 f"{vector(config.lr * step.gradient, signed=True)}")
+    lines += _labelled("update", f"θ += lr ×{average} A × ∇log π(a) = "
+                                 f"{vector(config.lr * step.gradient, signed=True)}")
     changes = []
     for a in sorted(set(step.actions.tolist())):
         before, after = step.probs[a], step.new_probs[a]
         trend = "up" if after > before else "down" if after < before else "unchanged"
         changes.append(f"π({a}) {fixed(before)} -> {fixed(after)} ({trend})")
-    lines.append(f"  result     π = {vector(step.new_probs)}   " + ", ".join(changes))
+    result = f"π = {vector(step.new_probs)}   " + ", ".join(changes)
+    if LABEL + len(result) <= COLUMNS:
+        lines += _labelled("result", result)
+    else:  # several actions changed: the new π, then the changes, each kept whole
+        lines += [*_labelled("result", f"π = {vector(step.new_probs)}"),
+                  *fill(" " * LABEL, [*(f"{c}," for c in changes[:-1]), changes[-1]], COLUMNS,
+                        gap=" ")]
     return "\n".join(lines)
 
 
@@ -310,22 +332,35 @@ def slow_motion_log(history: list[Step], config: BanditConfig) -> str:
 
 
 def one_line(number: int, step: Step, config: BanditConfig) -> str:
-    """One update of one learner as one line: what was sampled, what it earned, where π is."""
+    """One update of one learner as one line: what was sampled, what it earned, where π is.
+    With a large batch (many actions and rewards) the line wraps under its `a=`."""
     actions = " ".join(str(a) for a in step.actions)
     rewards = " ".join(f"{r:.0f}" for r in step.rewards)
     advantage = fixed(step.advantages.mean(), signed=True)
     j = expected_reward(step.new_theta, np.asarray(config.reward_probs))
-    return (f"step {number:>4}  a={actions}  r={rewards}  b={fixed(step.baseline)}  "
-            f"A={advantage}  P(best)={fixed(step.new_probs[config.best_action])}  "
-            f"J={fixed(j)}")
+    return "\n".join(wrap(f"a={actions}  r={rewards}  b={fixed(step.baseline)}  "
+                          f"A={advantage}  P(best)={fixed(step.new_probs[config.best_action])}  "
+                          f"J={fixed(j)}", indent=f"step {number:>4}  "))
+
+
+def fast_log_legend(every: int) -> str:
+    """What the fast log's short names mean, printed once above its lines."""
+    return paragraph(
+        f"Fast log, a line every {'step' if every == 1 else f'{every} steps'} (and the first "
+        "and last): a = the sampled action(s), r = reward(s), b = baseline, A = r - b (mean "
+        "over the batch), P(best) = π(best action) and J = expected reward, both after the "
+        "update.")
 
 
 def fast_log(history: list[Step], config: BanditConfig, every: int) -> str:
-    """One line every `every` steps (and the last step), then the final policy."""
-    lines = [one_line(n, step, config) for n, step in enumerate(history, start=1)
-             if n % every == 0 or n == 1 or n == len(history)]
+    """The legend once, then one line every `every` steps (and the first and the last step),
+    then the final policy."""
+    lines = [fast_log_legend(every)]
+    lines += [one_line(n, step, config) for n, step in enumerate(history, start=1)
+              if n % every == 0 or n == 1 or n == len(history)]
     final = history[-1].new_probs
-    lines.append("final policy: " + ", ".join(f"π({a}) = {fixed(p)}" for a, p in enumerate(final)))
+    lines += wrap(", ".join(f"π({a}) = {fixed(p)}" for a, p in enumerate(final)),
+                  indent="final policy: ")
     return "\n".join(lines)
 
 

@@ -13,7 +13,11 @@ differ in layout:
   fence. Each is built on `one_line`, and each returns ordinary text unchanged;
 - `short_literal`, `short_number`, `fill`, `can_encode`: a terminal explanation a student
   reads (`course score`): any string as a short ASCII literal, a long integer cut short, labelled
-  items wrapped to the terminal's width, and whether a stream can show a symbol at all.
+  items wrapped to the terminal's width, and whether a stream can show a symbol at all;
+- `COLUMNS`, `wrap`, `paragraph`, `literal_within`, `cut`, `numbered_legend`: every story, log and
+  table a command prints fits `COLUMNS`: a sentence wraps between words with a hanging indent,
+  a cell too long for its column is cut with a visible mark and its length, and a table whose
+  headings are numbers says once what each number stands for.
 """
 
 from __future__ import annotations
@@ -144,20 +148,101 @@ def short_number(value: int, limit: int = 40) -> str:
     return f"{text[:len(text) - len(digits)]}{digits[:limit // 2]}... ({len(digits)} digits)"
 
 
+COLUMNS = 80
+"""The widest line a command prints (a story, a log, a table): a terminal's width, and what a
+lesson page's output column holds. Run logs are written with the same lines."""
+
+
+def _pack(first: str, hanging: str, pieces: Iterable[tuple[str, str]], width: int) -> list[str]:
+    """Greedy line filling: each (gap, word) goes on the current line, `gap` before it, while
+    the line stays within `width`; otherwise a new line starts with `hanging` and the word
+    (its gap dropped). The first line starts with `first`."""
+    lines: list[str] = []
+    line, empty = first, True
+    for gap, word in pieces:
+        if not empty and len(line) + len(gap) + len(word) > width:
+            lines.append(line)
+            line, empty = hanging, True
+        line += word if empty else gap + word
+        empty = False
+    lines.append(line)
+    return lines
+
+
 def fill(label: str, items: Sequence[str], width: int = 79, gap: str = "  ") -> list[str]:
     """`label` then `items` left to right, `gap` apart, as many to a line as fit in `width`;
     the next lines are indented to the first item. An item is never split (one longer than the
     line gets a line of its own)."""
-    lines: list[str] = []
-    line, empty = label, True
-    for item in items:
-        if not empty and len(line) + len(gap) + len(item) > width:
-            lines.append(line)
-            line, empty = " " * len(label), True
-        line += item if empty else gap + item
-        empty = False
-    lines.append(line)
-    return lines
+    return _pack(label, " " * len(label), ((gap, item) for item in items), width)
+
+
+_WORD = re.compile(r"[^\s\[]*\[[^\]\n]*\][^\s\[]*|\S+")
+"""A word of `wrap`: a run of non-space characters, or a bracketed group such as the vector
+`[0.250 0.250 0.250 0.250]` (with what touches it) as one word."""
+
+
+def wrap(text: str, width: int = COLUMNS, indent: str = "", hanging: str | None = None
+         ) -> list[str]:
+    """`text` as lines of at most `width` characters, broken only between words: the first
+    line starts with `indent`, the next ones with `hanging` (default: as many spaces as
+    `indent`). The spaces between two words on the same line are kept as they are, so a text
+    that fits is returned unchanged (after `indent`). A bracketed group is one word; a word
+    longer than a whole line is the one thing split, at the line's end, never dropped."""
+    hanging = " " * len(indent) if hanging is None else hanging
+    room = max(1, width - max(len(indent), len(hanging)))
+    pieces: list[tuple[str, str]] = []
+    end = 0
+    for match in _WORD.finditer(text):
+        gap, word = text[end:match.start()], match.group()
+        end = match.end()
+        chunks = [word[i:i + room] for i in range(0, len(word), room)]
+        pieces += [(gap, chunks[0]), *(("", chunk) for chunk in chunks[1:])]
+    return _pack(indent, hanging, pieces, width)
+
+
+def paragraph(text: str, indent: str = "", hanging: str = "  ", width: int = COLUMNS) -> str:
+    """`wrap`'s lines joined: a sentence or two for a story or a legend, its later lines
+    indented by `hanging` (two spaces) so the reader sees where the next one starts."""
+    return "\n".join(wrap(text, width, indent, hanging))
+
+
+def literal_within(value: object, width: int) -> str:
+    """`ascii(value)` (for a string, an ASCII literal whose escapes show what is invisible or a
+    lookalike) if it fits in `width` characters; otherwise as many characters of the value as
+    fit, then `... (N chars)`: a table cell cut short says so, and says by how much."""
+    shown = ascii(value)
+    if len(shown) <= width:
+        return shown
+    size = len(value) if isinstance(value, (str, bytes)) else len(shown)
+    tail = f"... ({size} chars)"
+    if not isinstance(value, str):
+        return shown[:max(0, width - len(tail))] + tail
+    low, high = 0, len(value)            # ascii() of a longer start is never shorter
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(ascii(value[:middle])) + len(tail) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return ascii(value[:low]) + tail
+
+
+def cut(text: str, width: int) -> str:
+    """`one_line(text)` (a name or an id for a table cell) if it fits in `width` characters,
+    else its start and `...`: cut where a reader sees it was cut."""
+    shown = one_line(text)
+    return shown if len(shown) <= width else shown[:max(0, width - 3)] + "..."
+
+
+def numbered_legend(names: Sequence[str], prefix: str = "", label: str = "columns: ",
+                    width: int = COLUMNS) -> tuple[list[str], list[str]]:
+    """Short headings for a wide table's columns and the legend that names them, once:
+    `(["1", "2", ...], ["columns: 1 = strict  2 = answer_anywhere ...", ...])`, the keys
+    numbered from 1 after `prefix` (`R1`, `R2`, ... with `prefix="R"`), the legend wrapped as
+    `fill` wraps it."""
+    keys = [f"{prefix}{number}" for number in range(1, len(names) + 1)]
+    return keys, fill(label, [f"{key} = {name}" for key, name in zip(keys, names, strict=True)],
+                      width)
 
 
 def can_encode(text: str, encoding: str | None) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from course.formatting import COLUMNS, fill, paragraph
 from course.policy import softmax
 
 # -- 1. the setup ---------------------------------------------------------------------------------
@@ -198,22 +199,35 @@ def sweep(config: KLConfig) -> list[dict[str, Any]]:
     return rows
 
 
+POLICY_LEGEND = paragraph(
+    "Columns: π_ref = the reference's probability of the style; π_β = the KL-regularised "
+    "optimum's; r = the style's reward.")
+"""Printed once, above the table of `describe_policy`."""
+
+SWEEP_LEGEND = paragraph(
+    "Columns: beta = β, the price per nat of KL; E[r] = π_β's expected reward; KL = the "
+    "KL(π_β ‖ π_ref), in nats; top action = π_β's most probable style, with its probability.")
+"""Printed once, above the table of `sweep_table`."""
+
+
 def describe_policy(config: KLConfig, beta: float) -> str:
     """A table for one β: each action's π_ref, π_β and reward, then E[r], KL and F."""
     pi_ref, rewards = np.asarray(config.pi_ref), np.asarray(config.rewards)
     pi = kl_regularized_optimum(pi_ref, rewards, beta)
-    lines = [f"β = {beta:g}: π_β(a) ∝ π_ref(a) · exp(r(a) / β)",
+    lines = [f"β = {beta:g}: π_β(a) ∝ π_ref(a) · exp(r(a) / β)", POLICY_LEGEND,
              f"  {'action':<36} {'π_ref':>7} {'π_β':>7} {'r':>6}"]
     lines += [f"  {name:<36} {pr:7.4f} {p:7.4f} {r:6.2f}"
               for name, pr, p, r in zip(config.actions, pi_ref, pi, rewards, strict=True)]
-    lines.append(f"  E[r] = {pi @ rewards:.4f} (reference {pi_ref @ rewards:.4f}), "
-                 f"KL(π_β ‖ π_ref) = {kl_divergence(pi, pi_ref):.4f} nats, "
-                 f"objective E[r] - β KL = {optimum_objective(pi_ref, rewards, beta):.4f}")
+    lines += fill("  ", [f"E[r] = {pi @ rewards:.4f} (reference {pi_ref @ rewards:.4f}),",
+                         f"KL(π_β ‖ π_ref) = {kl_divergence(pi, pi_ref):.4f} nats,",
+                         "objective E[r] - β KL = "
+                         f"{optimum_objective(pi_ref, rewards, beta):.4f}"], COLUMNS, gap=" ")
     return "\n".join(lines)
 
 
 def sweep_table(config: KLConfig, rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'beta':>9}  {'E[r]':>6}  {'KL':>7}  top action (probability)"]
+    """The β sweep as a table, one row per β, under `SWEEP_LEGEND`."""
+    lines = [SWEEP_LEGEND, f"{'beta':>9}  {'E[r]':>6}  {'KL':>7}  top action (probability)"]
     for row in rows:
         top = row["top3"][0]
         lines.append(f"{row['beta']:9.4g}  {row['expected_reward']:6.4f}  {row['kl']:7.4f}  "

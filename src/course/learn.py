@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from course.data import Record, load_problems, load_rollouts
-from course.formatting import fixed
+from course.formatting import fixed, paragraph, wrap
 from course.paths import DATA_DIR
 from course.rubrics import RUBRICS
 from course.scorer import score
@@ -251,12 +251,30 @@ def train(config: LearnConfig, rng: np.random.Generator,
     return Training(problems, reference, fit, learner, logs, saved)
 
 
+LOG_LEGEND = paragraph(
+    "Columns, on each step's fresh samples before its update: reward = mean reward paid by "
+    "the scorer trained on; pass@1 = share the strict scorer pays; KL = mean KL(π ‖ π_ref) "
+    "per completion, in nats; entropy = mean -log π(y), in nats; distinct = how many "
+    "different completions; top = the most sampled one, x how many times.")
+"""Printed once, above the step table (`LOG_HEADER`), in the terminal and in train_log.txt."""
+
+LOG_HEADER = (f"{'step':>4}  {'reward':>6}  {'pass@1':>6}  {'KL':>6}  {'entropy':>7}  "
+              f"{'distinct':>8}  top")
+
+
 def log_line(entry: StepLog) -> str:
-    """One step on one line: reward, pass@1, KL, entropy, diversity, the favourite text."""
+    """One step as a row of the step table (`LOG_HEADER`, explained by `LOG_LEGEND`): reward,
+    pass@1, KL, entropy, diversity, the favourite text; a favourite too long for the row
+    wraps under its column."""
     text, count = entry.top[0]
-    return (f"step {entry.step:>4}  reward {fixed(entry.mean_reward)}  pass@1 "
-            f"{fixed(entry.pass_at_1)}  KL {fixed(entry.kl)}  entropy {fixed(entry.entropy)}  "
-            f"distinct {entry.distinct:>3}  top {text!r} x{count}")
+    row = (f"{entry.step:>4}  {fixed(entry.mean_reward):>6}  {fixed(entry.pass_at_1):>6}  "
+           f"{fixed(entry.kl):>6}  {fixed(entry.entropy):>7}  {entry.distinct:>8}  ")
+    return "\n".join(wrap(f"{text!r} x{count}", indent=row))
+
+
+def log_table(entries: Sequence[StepLog]) -> str:
+    """The step table: `LOG_LEGEND` once, the headings, one `log_line` per entry."""
+    return "\n".join([LOG_LEGEND, LOG_HEADER, *map(log_line, entries)])
 
 
 # -- 5. measuring a policy: on fresh samples, never on someone else's -----------------------------
@@ -299,23 +317,31 @@ def slow_motion(learner: Policy, problems: Sequence[Record], config: LearnConfig
     problem = problems[int(one.x[0])]
     a = float(update.advantage[which])
     direction = "up" if a > 0 else "down" if a < 0 else "nowhere"
-    lines = [f"prompt {problem['id']}: {problem['prompt']!r} "
-             f"(expected {problem['expected_answer']})",
-             f"sampled {one.texts[0]!r}: reward {update.reward[which]:.0f}"
-             + ("" if config.reward == "strict" else
-                f" ({config.reward}); strict {update.strict[which]:.0f}"),
-             f"advantage A = R - b = {fixed(a, signed=True)}, b = the mean R of the other "
-             f"{config.batch_size - 1} samples of this prompt.",
-             "This one number multiplies the log-prob gradient of every piece below: this "
-             "completion's own term",
-             f"moves every piece {direction}; the whole batch (its other samples, and other "
-             "prompts sharing table rows) moves them too.",
+    lines = [paragraph(f"prompt {problem['id']}: {problem['prompt']!r} "
+                       f"(expected {problem['expected_answer']})"),
+             paragraph(f"sampled {one.texts[0]!r}: reward {update.reward[which]:.0f}"
+                       + ("" if config.reward == "strict" else
+                          f" ({config.reward}); strict {update.strict[which]:.0f}")),
+             paragraph(f"advantage A = R - b = {fixed(a, signed=True)}, b = the mean R of the "
+                       f"other {config.batch_size - 1} samples of this prompt."),
+             paragraph("This one number multiplies the log-prob gradient of every piece "
+                       f"below: this completion's own term moves every piece {direction}; the "
+                       "whole batch (its other samples, and other prompts sharing table rows) "
+                       "moves them too."),
+             SLOW_MOTION_LEGEND,
              f"  {'t':>2}  {'piece':<16} {'before':>8} {'own term':>9} {'batch':>8}"]
     for t, piece in enumerate(one.ids[0][one.ids[0] >= 0]):
         lines.append(f"  {t:>2}  {learner.vocab.pieces[piece]!r:<16} {fixed(before[t]):>8} "
                      f"{fixed(after_own[t] - before[t], signed=True):>9} "
                      f"{fixed(after[t] - before[t], signed=True):>8}")
-    lines.append(f"  log π(y | x) {'':<9} {fixed(before.sum()):>8} "
+    lines.append(f"  {'log π(y | x)':<20} {fixed(before.sum()):>8} "
                  f"{fixed(after_own.sum() - before.sum(), signed=True):>9} "
                  f"{fixed(after.sum() - before.sum(), signed=True):>8}")
     return "\n".join(lines)
+
+
+SLOW_MOTION_LEGEND = paragraph(
+    "Columns: t = position; before = the piece's log-probability log π before the update; "
+    "own term = how it changes under this completion's own term A · ∇log π alone; batch = "
+    "how it changes under the whole batch's update. The last row adds up the pieces.")
+"""Printed once, above the table of `slow_motion`."""

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from course.formatting import fixed
+from course.formatting import COLUMNS, fill, fixed, paragraph, wrap
 from course.policy import grad_log_prob, sample_actions, softmax
 
 # -- 1. the world ---------------------------------------------------------------------------------
@@ -203,12 +203,21 @@ def train(config: MDPConfig, rng: np.random.Generator) -> list[Episode]:
 
 # -- 4. the episode log ---------------------------------------------------------------------------
 
-CREDIT_RULE = ("Credit rule: the return G is the end reward; A = G - b multiplies the "
-               "log-prob gradient of BOTH actions, the step-1 choice at start and the step-2 "
-               "choice after it.")
+CREDIT_RULE = paragraph("Credit rule: the return G is the end reward; A = G - b multiplies the "
+                        "log-prob gradient of BOTH actions, the step-1 choice at start and the "
+                        "step-2 choice after it.")
 
 CHECKPOINT_EVERY = 50
 
+EPISODE_LEGEND = paragraph(
+    "Columns: ep = episode; path = the two actions taken from start; G = the end reward; "
+    "b = baseline; A = G - b; step 1, step 2 = the probability of the action chosen at that "
+    "step (at start, then in L or R), before -> after the update.")
+"""Printed once, above the episode table."""
+
+_PATH = 21   # len("start -right-> R -a->")
+EPISODE_HEADER = (f"{'ep':>3}  {'path':<{_PATH}}  {'G':>3}  {'b':>5}  {'A':>6}  "
+                  f"{'step 1':<14}  step 2")
 
 
 def _trajectory(a1: int, a2: int) -> str:
@@ -230,23 +239,26 @@ def _credit_note(episode: Episode) -> str | None:
 
 
 def describe_episode(number: int, episode: Episode) -> str:
-    """One episode: trajectory, reward, advantage, and what it did to both decisions."""
+    """One episode as a row of the episode table (`EPISODE_HEADER`, `EPISODE_LEGEND`):
+    trajectory, reward, baseline, advantage, and what the update did to both chosen actions'
+    probabilities; then a wrapped `note:` when the shared credit misleads."""
     before, after = softmax(episode.theta), softmax(episode.new_theta)
     s1 = next_state(episode.a1)
-    first, second = ACTIONS[0][episode.a1], ACTIONS[s1][episode.a2]
-    line = (f"ep {number:>3}  {_trajectory(episode.a1, episode.a2)} G = {episode.reward:.1f}  "
-            f"b = {fixed(episode.baseline)}  A = {fixed(episode.advantage, signed=True)}  |  "
-            f"step 1: P({first}|start) {fixed(before[0, episode.a1])} -> "
-            f"{fixed(after[0, episode.a1])}  step 2: P({second}|{STATES[s1]}) "
+    line = (f"{number:>3}  {_trajectory(episode.a1, episode.a2):<{_PATH}}  "
+            f"{episode.reward:3.1f}  {fixed(episode.baseline):>5}  "
+            f"{fixed(episode.advantage, signed=True):>6}  "
+            f"{fixed(before[0, episode.a1])} -> {fixed(after[0, episode.a1])}  "
             f"{fixed(before[s1, episode.a2])} -> {fixed(after[s1, episode.a2])}")
     note = _credit_note(episode)
-    return line + (f"\n        note: {note}" if note else "")
+    return "\n".join([line, *(wrap(note, indent="     note: ") if note else [])])
 
 
 def checkpoint(number: int, theta: np.ndarray) -> str:
+    """Two lines: the exact expected return after `number` episodes, then the probabilities of
+    the three decisions the optimal policy takes."""
     policy = softmax(theta)
-    return (f"-- after {number} episodes: exact J = {fixed(expected_return(policy))}, "
-            f"P(right|start) = {fixed(policy[0, 1])}, P(a|L) = {fixed(policy[1, 0])}, "
+    return (f"-- after {number} episodes: exact J = {fixed(expected_return(policy))}\n"
+            f"   P(right|start) = {fixed(policy[0, 1])}, P(a|L) = {fixed(policy[1, 0])}, "
             f"P(a|R) = {fixed(policy[2, 0])}")
 
 
@@ -265,9 +277,10 @@ def toy_mdp_log(history: list[Episode], config: MDPConfig, shown: int | None = N
     with the exact expected return every CHECKPOINT_EVERY episodes. With `shown`, only the
     first `shown` episodes are printed; the checkpoints still cover the whole run."""
     lines = [*world_lines(),
-             f"Settings: lr = {config.lr}, baseline = {config.baseline}, episodes = "
-             f"{config.episodes}, seed = {config.seed}; θ starts at 0 (uniform everywhere).",
-             CREDIT_RULE, "", checkpoint(0, history[0].theta)]
+             *fill("Settings: ", [f"lr = {config.lr},", f"baseline = {config.baseline},",
+                                  f"episodes = {config.episodes},", f"seed = {config.seed};",
+                                  "θ starts at 0 (uniform everywhere)."], COLUMNS, gap=" "),
+             CREDIT_RULE, "", checkpoint(0, history[0].theta), EPISODE_LEGEND, EPISODE_HEADER]
     for number, episode in enumerate(history, start=1):
         if shown is None or number <= shown:
             lines.append(describe_episode(number, episode))

@@ -12,9 +12,9 @@ from course.commands.options import (
     check_output_arguments,
     make_config,
 )
-from course.learn import LearnConfig, log_line, setup, slow_motion, train
+from course.learn import LearnConfig, log_table, setup, slow_motion, train
 from course.paths import display_path
-from course.reports.learn import build_run
+from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
 from course.runs import write_run
 from course.token_policy import learner_for
@@ -55,13 +55,11 @@ def _main(args: Any) -> int:
         print(slow_motion(learner_for(reference, len(problems)), problems, config, rng))
         return 0
     if args.out is None:
-        lines = [log_line(entry) for entry in train(config, rng).logs]
+        logs = train(config, rng).logs
     else:  # the run trains from the same seed: its log is this log
-        files = build_run(config, args.note)
-        lines = files["train_log.txt"].decode("utf-8").splitlines()
-    for step, line in enumerate(lines, start=1):
-        if step % args.log_every == 0 or step in (1, config.steps):
-            print(line)
+        files, logs = trained_run(config, args.note)
+    print(log_table([entry for entry in logs
+                     if entry.step % args.log_every == 0 or entry.step in (1, config.steps)]))
     if args.out is not None:
         print(f"wrote {display_path(write_run(args.out, files))}")
     return 0

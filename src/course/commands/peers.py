@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from course.commands.options import add_case_arguments, check_output_arguments
+from course.formatting import paragraph, short_number, wrap
 from course.paths import display_path
 from course.peers import ComparisonConfig, load_cases, score_cases, try_completion, usable_rules
 from course.reports.peers import build_run, format_disagreements, reward_text
@@ -26,13 +27,14 @@ def register(subparsers: Any) -> None:
 
 def _main(args: Any) -> int:
     if args.attempt is not None:
-        print(f"{args.attempt!r} against expected {args.expected}")
+        print(paragraph(f"{args.attempt!r} against expected {short_number(args.expected)}"))
         results = try_completion(args.attempt, args.expected)
         rule_width = max(len(found["rule"]) for found in results) + 2
         code_width = max(len(found["code"]) for found in results) + 2  # columns never touch
         for found in results:
-            print(f"  {found['rule']:<{rule_width}}reward {reward_text(found['reward']):<3} "
-                  f"{found['code']:<{code_width}}extracted {found['extracted']!r}")
+            row = (f"  {found['rule']:<{rule_width}}reward {reward_text(found['reward']):<3} "
+                   f"{found['code']:<{code_width}}")
+            print("\n".join(wrap(f"extracted {found['extracted']!r}", indent=row)))
         return 0
     check_output_arguments(args)
     config = ComparisonConfig(exploits=args.exploits, correct=args.correct)

@@ -7,6 +7,7 @@ from typing import Any
 
 from course import data
 from course.commands.options import add_case_arguments, check_output_arguments
+from course.formatting import paragraph, short_number
 from course.paths import display_path
 from course.reports.rubrics import build_run, format_matrix
 from course.rubrics import RUBRICS, MatrixConfig, score_matrix
@@ -26,7 +27,7 @@ def register(subparsers: Any) -> None:
 def _main(args: Any) -> int:
     if args.attempt is not None:
         example = {"expected_answer": args.expected}
-        print(f"{args.attempt!r} against expected {args.expected}")
+        print(paragraph(f"{args.attempt!r} against expected {short_number(args.expected)}"))
         for name, rubric in RUBRICS.items():
             details = rubric(example, args.attempt)
             print(f"  {name:<18}reward {details['reward']:.1f}  {details['details']['code']}")

@@ -10,7 +10,15 @@ import unicodedata
 from typing import Any
 
 from course.commands.options import UsageError, spec_integer
-from course.formatting import can_encode, fill, short_literal, short_number
+from course.formatting import (
+    can_encode,
+    fill,
+    literal_within,
+    paragraph,
+    short_literal,
+    short_number,
+    wrap,
+)
 from course.scorer import CHECKS, MAX_DIGITS, SPEC_DECISIONS, ScoreResult, score
 
 MARKS = ("\u2713", "\u2717")
@@ -71,6 +79,24 @@ def explain(result: ScoreResult, completion: str, marks: tuple[str, str] = MARKS
     return lines
 
 
+SPEC_LEGEND = paragraph(
+    "One decision of the spec per row: the case, the completion (an ASCII literal: escapes "
+    "show what is invisible or a lookalike), the code score() must return; its reason "
+    "follows, indented.")
+"""Printed once, above `course score --spec`'s table."""
+
+
+def spec_table() -> list[str]:
+    """`SPEC_DECISIONS` as `course score --spec` prints them, within 80 columns: the legend,
+    the headings, then per decision its case, completion and code, and its reason wrapped
+    under them."""
+    lines = [*SPEC_LEGEND.splitlines(), f"{'case':<24} {'completion':<30} code"]
+    for case, completion, code, reason in SPEC_DECISIONS:
+        lines.append(f"{case:<24} {literal_within(completion, 30):<30} {code}")
+        lines += wrap(reason, indent="    ")
+    return lines
+
+
 def _answer(value: Any) -> str:
     """An answer as the explanation shows it: `none` when there is none, an int in decimal
     (cut short when very long), anything else (a broken example's value) as its ASCII repr."""
@@ -86,8 +112,7 @@ def _main(args: Any) -> int:
     if args.spec:
         if args.json:
             raise UsageError("--json is for one scored completion; --spec prints the table")
-        for case, completion, code, reason in SPEC_DECISIONS:
-            print(f"{case:<24} {completion!r:<28.28} {code:<22} {reason}")
+        print("\n".join(spec_table()))
         return 0
     if args.completion is None or args.expected is None:
         raise UsageError("give a COMPLETION and --expected N (or --spec)")

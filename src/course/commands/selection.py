@@ -13,10 +13,18 @@ from course.commands.options import (
     make_config,
     warn_unknown_origin,
 )
+from course.formatting import COLUMNS, fill, paragraph
 from course.paths import display_path
 from course.reports.selection import build_run
 from course.runs import write_run
 from course.selection import SelectionConfig
+
+LEGEND = paragraph(
+    "Share of prompts solved when one of a prompt's first n samples is picked by: best-of-n "
+    "(oracle) = a sample the strict scorer pays, if any (it reads the answer key); majority "
+    "vote = the most common parsed answer; random pick = chance. pass@n = the estimated share "
+    "where at least one of n samples passes (over every n of the pack's samples).")
+"""Printed once, above the table."""
 
 
 def register(subparsers: Any) -> None:
@@ -43,12 +51,14 @@ def _main(args: Any) -> int:
     path = write_run(args.out, files)
     warn_unknown_origin("select", config.pack, files)
     summary = json.loads(files["summary.json"])
+    print(LEGEND)
     print(f"{'n':>3}  {'best-of-n (oracle)':>18}  {'majority vote':>13}  {'random pick':>11}"
           f"  {'pass@n':>6}")
     for row in summary["by_n"]:
         print(f"{row['n']:>3}  {row['best_of_n']:>18.3f}  {row['majority_vote']:>13.3f}  "
               f"{row['random']:>11.3f}  {row['pass_at_k']:>6.3f}")
-    print(f"pass@1 {summary['pass_at_1']:.3f} (the policy, unchanged); selection still fails on: "
-          f"{', '.join(summary['selection_fails']) or 'none'}")
+    print(f"pass@1 {summary['pass_at_1']:.3f} (the policy, unchanged)")
+    print("\n".join(fill("selection still fails on: ", summary["selection_fails"] or ["none"],
+                         COLUMNS, gap=", ")))
     print(f"saved {display_path(path)}")
     return 0

@@ -202,8 +202,7 @@ def build_run(config: BanditConfig, note: str, *, record_git: bool = True) -> Ru
     summary = summarise(config, history, results)
     log = "\n".join([
         slow_motion_log(history[:SLOW_MOTION_STEPS], config),
-        f"Fast mode: one line every {FAST_LOG_EVERY} steps (P(best) and J after the update).",
-        fast_log(history, config, FAST_LOG_EVERY), ""])
+        fast_log(history, config, FAST_LOG_EVERY), ""])  # the fast log says what it shows
     run_manifest = manifest(kind="bandit", note=note, config=asdict(config), seed=config.seed,
                             record_git=record_git)
     return {

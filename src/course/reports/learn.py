@@ -19,7 +19,7 @@ import numpy as np
 from course.data import Record
 from course.formatting import inline_code, prose_text, rounded
 from course.jsonfiles import json_bytes, jsonl_bytes
-from course.learn import LearnConfig, StepLog, log_line, train
+from course.learn import LearnConfig, StepLog, log_table, train
 from course.paths import display_path
 from course.reports.png import figure_png
 from course.rubrics import RUBRICS
@@ -70,8 +70,9 @@ def step_rows(logs: Sequence[StepLog]) -> list[dict[str, Any]]:
 
 
 def train_log_bytes(logs: Sequence[StepLog]) -> bytes:
-    """`train_log.txt`: one line per step (`course.learn.log_line`)."""
-    return ("\n".join(log_line(e) for e in logs) + "\n").encode("utf-8")
+    """`train_log.txt`: what each column means, the headings, then one row per step
+    (`course.learn.log_table`), as `course learn` prints them."""
+    return (log_table(logs) + "\n").encode("utf-8")
 
 
 def samples_jsonl(problems: Sequence[Record], rollouts: Rollouts, reward: str) -> bytes:
@@ -144,8 +145,8 @@ def render_readme(config: LearnConfig, note: str, logs: Sequence[StepLog],
         "",
         "## Files",
         "",
-        "- `train_log.txt`: one line per step (reward, pass@1, KL, entropy, distinct, the most "
-        "frequent completion).",
+        "- `train_log.txt`: what its columns mean, then one row per step (reward, pass@1, KL, "
+        "entropy, distinct, the most frequent completion).",
         "- `samples/step_NNNN.jsonl`: every completion sampled at that step, with both rewards.",
         "- `learning_curve.png`, `summary.json`, `manifest.json`.",
         "",
@@ -155,6 +156,13 @@ def render_readme(config: LearnConfig, note: str, logs: Sequence[StepLog],
 
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     """Train once from `config.seed` and return the run folder's files."""
+    return trained_run(config, note, record_git=record_git)[0]
+
+
+def trained_run(config: LearnConfig, note: str, *, record_git: bool = True
+                ) -> tuple[RunFiles, list[StepLog]]:
+    """`build_run`'s files and the per-step log they were written from (`course learn --out`
+    prints the log without training twice)."""
     run = train(config, np.random.default_rng(config.seed), checkpoints(config.steps))
     problems, fit, logs, saved = run.problems, run.fit, run.logs, run.saved
     summary = {"kind": "learn", "steps": step_rows(logs)}
@@ -166,4 +174,4 @@ def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> Run
         **saved_samples(problems, saved, config.reward),
         "summary.json": json_bytes(summary),
         "train_log.txt": train_log_bytes(logs),
-    }
+    }, logs

@@ -10,7 +10,18 @@ from dataclasses import asdict
 from typing import Any, Final
 
 from course.data import Record
-from course.formatting import code_span, inline_code, markdown_table, plain_cell
+from course.formatting import (
+    COLUMNS,
+    code_span,
+    cut,
+    inline_code,
+    literal_within,
+    markdown_table,
+    numbered_legend,
+    one_line,
+    paragraph,
+    plain_cell,
+)
 from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.peers import (
@@ -226,20 +237,30 @@ def render_readme(config: ComparisonConfig, summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+DISAGREEMENT_NOTE = paragraph(
+    "spec: in = our spec accepts the completion, out = it refuses it. Cells: FP = the rule pays "
+    "what our spec refuses, FN = it refuses what our spec accepts, . = it agrees with our "
+    "spec. Completions are ASCII literals; one cut short ends with ... (N chars).")
+"""Printed once, under the column legend of `format_disagreements`."""
+
+
 def format_disagreements(rows: list[Record], rules: tuple[str, ...]) -> str:
-    """The disagreement rows as fixed-width text. Rules are numbered columns (legend first);
-    a cell is `FP`, `FN`, or `.` when the rule agrees with our spec."""
-    legend = [f"[{i}] {name}" for i, name in enumerate(rules, start=1)]
-    lines = ["columns: " + "  ".join(legend), "FP = pays what our spec rejects, "
-             "FN = refuses what our spec accepts, . = agrees with our spec", "",
-             f"{'id':<12}{'spec':<13}{'completion':<34}"
-             + "".join(f"{f'[{i}]':>5}" for i in range(1, len(rules) + 1))]
-    for row in rows:
-        marks = [verdict(row["in_spec"], row["rewards"][name]) for name in rules]
-        if not any(marks):
-            continue
-        text = repr(row["completion"])
-        text = text if len(text) <= 32 else text[:31] + "…"
-        lines.append(f"{row['id']:<12}{_spec_text(row):<13}{text:<34}"
-                     + "".join(f"{mark or '.':>5}" for mark in marks))
+    """The rows where some rule disagrees with our spec, as text within 80 columns. Rules are
+    numbered columns, named once in a legend; a cell is `FP`, `FN`, or `.` when the rule
+    agrees with our spec."""
+    keys, legend = numbered_legend(rules)
+    cell = max(map(len, keys)) + 1
+    flagged = [(row, [verdict(row["in_spec"], row["rewards"][name]) for name in rules])
+               for row in rows]
+    flagged = [(row, marks) for row, marks in flagged if any(marks)]
+    id_width = min(max((len(one_line(row["id"])) for row, _ in flagged), default=2), 24) + 2
+    text_width = max(COLUMNS - id_width - 5 - cell * len(keys), 20)
+    lines = [*legend, DISAGREEMENT_NOTE, "",
+             f"{'id':<{id_width}}{'spec':<5}{'completion':<{text_width}}"
+             + "".join(f"{key:>{cell}}" for key in keys)]
+    for row, marks in flagged:
+        text = literal_within(row["completion"], text_width - 1)
+        lines.append(f"{cut(row['id'], id_width - 2):<{id_width}}"
+                     f"{'in' if row['in_spec'] else 'out':<5}{text:<{text_width}}"
+                     + "".join(f"{mark or '.':>{cell}}" for mark in marks))
     return "\n".join(lines)

@@ -10,7 +10,18 @@ from dataclasses import asdict
 from typing import Any
 
 from course import data
-from course.formatting import code_span, inline_code, markdown_table, plain_cell
+from course.formatting import (
+    COLUMNS,
+    code_span,
+    cut,
+    inline_code,
+    literal_within,
+    markdown_table,
+    numbered_legend,
+    one_line,
+    paragraph,
+    plain_cell,
+)
 from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.rubrics import MatrixConfig, describe, score_matrix, summarise
@@ -139,15 +150,33 @@ def _cell(row: Mapping[str, Any], rubric: str) -> str:
     return str(int(row["rewards"][rubric]))
 
 
+MATRIX_NOTE = paragraph(
+    "cells: 1 = the rubric pays (reward 1), 0 = it refuses. Completions are ASCII literals "
+    "(escapes show lookalikes); one cut short ends with ... (N chars).")
+"""Printed once, under the column legend of `format_matrix`."""
+
+ID_WIDTH = 24
+"""The widest case id the matrix shows whole (the golden ids are 10 characters at most)."""
+
+
 def format_matrix(rows: list[dict[str, Any]], rubrics: tuple[str, ...]) -> str:
-    """The matrix as fixed-width text: one line per case, one 0/1 column per rubric."""
-    widths = [len(name) + 2 for name in rubrics]
-    lines = [f"{'set':<8}{'id':<24}{'exploit class':<22}{'completion':<32}"
-             + "".join(f"{name:>{w}}" for name, w in zip(rubrics, widths, strict=True))]
+    """The matrix as text within 80 columns: the rubrics are columns R1, R2, ... named once in a
+    legend, a line per case (its id, its completion, a 0/1 per rubric) under a line naming its
+    set and exploit class."""
+    keys, legend = numbered_legend(rubrics, prefix="R")
+    cell = max(map(len, keys)) + 2
+    id_width = min(max((len(one_line(row["id"])) for row in rows), default=2), ID_WIDTH) + 2
+    text_width = max(COLUMNS - id_width - cell * len(keys), 20)
+    lines = [*legend, MATRIX_NOTE, "",
+             f"{'id':<{id_width}}{'completion':<{text_width}}"
+             + "".join(f"{key:>{cell}}" for key in keys)]
+    group = None
     for row in rows:
-        text = repr(row["completion"])
-        text = text if len(text) <= 30 else text[:29] + "…"
-        lines.append(f"{row['set']:<8}{row['id']:<24}{row['exploit_class']:<22}{text:<32}"
-                     + "".join(f"{_cell(row, name):>{w}}"
-                               for name, w in zip(rubrics, widths, strict=True)))
+        if (row["set"], row["exploit_class"]) != group:
+            group = (row["set"], row["exploit_class"])
+            kind = f", class {row['exploit_class']}" if row["exploit_class"] else ""
+            lines.append(cut(f"-- {row['set']} set{kind}", COLUMNS))
+        text = literal_within(row["completion"], text_width - 1)
+        lines.append(f"{cut(row['id'], id_width - 2):<{id_width}}{text:<{text_width}}"
+                     + "".join(f"{_cell(row, name):>{cell}}" for name in rubrics))
     return "\n".join(lines)
