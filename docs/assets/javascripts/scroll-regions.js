@@ -1,7 +1,8 @@
 // Wide content scrolls sideways instead of being squeezed: code blocks, tables, display maths,
 // Mermaid diagrams, notebook cells and their outputs, run-page blocks, rows of tab labels. A
-// region that actually overflows (which depends on the screen) is made reachable by the
-// keyboard (tabindex 0: Tab stops on it, the arrow keys scroll it) and gets the class
+// region that actually overflows (which depends on the screen), sideways or (a long log in a
+// box of limited height) downwards, is made reachable by the keyboard (tabindex 0: Tab stops
+// on it, the arrow keys scroll it); one wider than its box also gets the class
 // `course-scrolls-right` while more of it lies to the right, which course.css shows as a
 // fading edge: a hint that it scrolls; `course-scrolls-left` likewise while more lies to
 // the left. A Mermaid diagram wider than its column (on a phone) opens scrolled to its first
@@ -21,11 +22,12 @@
 
   const update = (region) => {
     const overflows = region.scrollWidth > region.clientWidth + 1;
+    const scrolls = overflows || region.scrollHeight > region.clientHeight + 1;  // a tall log
     const mine = region.dataset.courseScroll === "1";    // tabindex added here, not by the page
-    if (overflows && !region.hasAttribute("tabindex")) {
+    if (scrolls && !region.hasAttribute("tabindex")) {
       region.setAttribute("tabindex", "0");
       region.dataset.courseScroll = "1";
-    } else if (!overflows && mine) {
+    } else if (!scrolls && mine) {
       region.removeAttribute("tabindex");
       delete region.dataset.courseScroll;
     }
