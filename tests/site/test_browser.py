@@ -462,6 +462,14 @@ LAYOUT_PROBLEMS = """() => {
       }
     }
   }
+  // 4. on a desktop, what a block printed fits the column: it never scrolls sideways
+  if (window.innerWidth >= 1280) {
+    for (const e of content.querySelectorAll('.course-output pre > code')) {
+      if (e.scrollWidth > e.clientWidth + 1)
+        problems.push(`a block's output is ${e.scrollWidth - e.clientWidth} px wider than ` +
+                      `the column: ${JSON.stringify(e.textContent.slice(0, 40))}`);
+    }
+  }
   return problems;
 }"""
 
@@ -478,7 +486,8 @@ def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_s
     """Every page, loaded once: no console error, no failed or off-host request, every diagram
     and formula rendered (`check_page`); axe-core finds no serious or critical violation; wide
     content scrolls, reachable by keyboard and with a visible hint; table cells keep words
-    whole; copy buttons cover nothing. At the desktop width in the light scheme (dark and
+    whole; copy buttons cover nothing; a block's printed output fits the column. At the
+    desktop width in the light scheme (dark and
     phone: the next test)."""
     assert len(site_pages(built_site.site)) >= 6
     report = []
