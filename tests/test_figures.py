@@ -51,7 +51,7 @@ def test_distribution_shift_draws_its_data():
     data = distribution_shift_data()
     drawn = "\n".join(texts(distribution_shift_figure(data)))
     for g, group in enumerate(data["groups"]):
-        assert (f"{group}\nπ_0 = {data['pi_0'][g]:.2f}, π_t = {data['pi_t'][g]:.2f}\n"
+        assert (f"{group}\n$\\pi_0$ = {data['pi_0'][g]:.2f}, $\\pi_t$ = {data['pi_t'][g]:.2f}\n"
                 f"frozen examples: {data['frozen'][g]}") in drawn
     assert "run_010" in drawn
 
@@ -63,9 +63,10 @@ def test_gradient_connection_uses_the_scorer_the_tokenizer_and_run_001():
     assert data["baseline"] == read_json(RUNS_DIR / "run_001", "summary.json")["mean_reward"]
     assert data["advantage"] == pytest.approx(1.0 - data["baseline"])
     drawn = texts(gradient_connection_figure(data))
-    assert sum(t == f"{data['advantage']:+.2f} · ∇log π" for t in drawn) == len(data["pieces"])
-    assert f"= {data['reward']:.0f} − {data['baseline']:.2f}\n= {data['advantage']:+.2f}" in (
-        "\n".join(drawn))
+    each_token = f"${data['advantage']:+.2f}$\n$\\cdot\\,\\nabla \\log \\pi$"
+    assert sum(t == each_token for t in drawn) == len(data["pieces"])
+    assert (f"$A = r - b$\n$= {data['reward']:.0f} - {data['baseline']:.2f}$\n"
+            f"$= {data['advantage']:+.2f}$") in drawn
 
 
 def test_token_text_interface_shows_the_real_ids_and_the_scorer_verdict():

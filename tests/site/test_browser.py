@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from sitebuild import REPO, Build, page_file, site_pages
+from sitebuild import FIXTURE_RUNS, REPO, Build, page_file, site_pages
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -663,6 +663,84 @@ def test_a_diagram_wider_than_a_phone_opens_at_its_first_box(new_tabs, built_sit
     assert wide >= 5, wide                   # the check looked at the course's wide diagrams
     assert firsts.get("/maps/three-loops/ diagram 1", "").startswith("Dataset"), firsts
     assert firsts.get("/ diagram 1", "").startswith("Policy"), firsts
+    assert not report, "\n".join(report)
+    assert watch.problems == []
+
+
+FIGURE_SIZES = """async () => {
+  const entries = bytes => {               // a PNG's tEXt chunks, keyword -> text
+    const view = new DataView(bytes.buffer), found = {}, latin1 = new TextDecoder('latin1');
+    for (let at = 8; at + 8 <= bytes.length; ) {
+      const length = view.getUint32(at), kind = latin1.decode(bytes.subarray(at + 4, at + 8));
+      if (kind === 'tEXt') {
+        const data = bytes.subarray(at + 8, at + 8 + length), nul = data.indexOf(0);
+        found[latin1.decode(data.subarray(0, nul))] = latin1.decode(data.subarray(nul + 1));
+      }
+      at += 12 + length;
+    }
+    return found;
+  };
+  return Promise.all([...document.querySelectorAll('figure.course-figure img')].map(
+    async img => {
+      await img.decode().catch(() => null);
+      const bytes = new Uint8Array(await (await fetch(img.currentSrc)).arrayBuffer());
+      const link = img.closest('a');
+      return {src: img.getAttribute('src'), url: img.currentSrc, natural: img.naturalWidth,
+              shown: img.getBoundingClientRect().width,
+              column: img.closest('figure').parentElement.clientWidth,
+              smallest: entries(bytes)['course:smallest-text-px'] ?? null,
+              link: link && link.href, filter: getComputedStyle(img).filter};
+    }));
+}"""
+"""For each numbered figure of the page: its PNG's natural and displayed widths, the smallest
+text it draws (the entry `figure_png` writes into the PNG, in image pixels), the link around
+it and its CSS filter."""
+
+FIGURE_EXEMPT_RUNS = {path.name for path in FIXTURE_RUNS.iterdir()}
+"""The test fixtures' run folders: their PNGs are stand-ins, not drawn by `figure_png`."""
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1280, "light"), (1280, "dark"), (390, "light")])
+def test_every_figure_is_readable_on_desktop_and_opens_full_size_on_a_phone(
+        new_tabs, built_site, site_url, width, scheme):
+    """Every numbered figure on every page (the run plots and the concept figures): at 1280 px
+    its smallest text, as `figure_png` recorded it in the PNG and scaled as the browser shows
+    the image, is at least 12 px; in dark mode the plot is inverted (its paper is opaque white,
+    see tests/test_plots.py, so it turns dark); at 390 px, where it is shrunk to the column,
+    the picture is a link to its own file, so that a tap opens it full size. The text is
+    measured on every page; dark mode and the phone, on the lessons (the same CSS and hook)."""
+    page, watch = new_tabs(viewport={"width": width, "height": 844},
+                           color_scheme=scheme).open()
+    every_page = (width, scheme) == (1280, "light")
+    measured, report = 0, []
+    for path in site_pages(built_site.site):
+        html = page_file(built_site.site, path).read_text(encoding="utf-8")
+        if 'class="course-figure"' not in html or not (every_page or
+                                                        path.startswith("lessons/")):
+            continue
+        open_page(page, site_url + path)
+        for number, f in enumerate(page.evaluate(FIGURE_SIZES), 1):
+            where = f"/{path} figure {number} ({f['src']})"
+            if f["link"] != f["url"]:
+                report.append(f"{where} links to {f['link']}, not to its own file")
+            if f["shown"] > f["column"] + 0.5:
+                report.append(f"{where} is {f['shown']:.0f} px, wider than its "
+                              f"{f['column']} px column")
+            if scheme == "dark" and "invert" not in f["filter"]:
+                report.append(f"{where} is not inverted in dark mode: {f['filter']!r}")
+            if path.startswith(tuple(f"runs/{name}/" for name in FIGURE_EXEMPT_RUNS)):
+                continue
+            measured += 1
+            if f["smallest"] is None:
+                report.append(f"{where} has no {'course:smallest-text-px'!r} entry: not drawn "
+                              "by figure_png")
+            elif width >= 1280:
+                shown = float(f["smallest"]) * f["shown"] / f["natural"]
+                if shown < 12.0:
+                    report.append(f"{where}: its smallest text is {shown:.1f} px "
+                                  f"({f['smallest']} px in the {f['natural']} px image shown "
+                                  f"{f['shown']:.0f} px wide)")
+    assert measured >= (20 if every_page else 11), measured  # the lessons' and the runs' plots
     assert not report, "\n".join(report)
     assert watch.problems == []
 

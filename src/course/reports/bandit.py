@@ -24,7 +24,7 @@ from course.bandit import (
 )
 from course.formatting import inline_code, rounded
 from course.jsonfiles import json_bytes
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles, manifest
 
 SLOW_MOTION_STEPS = 10
@@ -86,41 +86,42 @@ def summarise(config: BanditConfig, history: list[Step],
     }
 
 
+@styled
 def learning_curve_png(config: BanditConfig, history: list[Step]) -> bytes:
-    import matplotlib.pyplot as plt
-
     probs = np.stack([history[0].probs] + [s.new_probs for s in history])
     j = probs @ np.asarray(config.reward_probs)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = new_figure(4.9)
+    ax = fig.add_subplot()
     for a, name in enumerate(config.actions):
-        ax.plot(probs[:, a], label=f"π({a}): {name} (r̄={config.reward_probs[a]})")
-    ax.plot(j, "k--", label="J(θ) = expected reward")
+        ax.plot(probs[:, a], label=rf"$\pi({a})$: {plain(name)}  ($\bar{{r}}$ = "
+                                   f"{config.reward_probs[a]})")
+    ax.plot(j, "k--", label=r"$J(\theta)$ = expected reward")
     ax.set(xlabel="update step", ylabel="probability / expected reward", ylim=(0, 1),
            title=f"One learner, baseline = {config.baseline}, lr = {config.lr}")
-    ax.legend(fontsize=7, loc="center right")
-    fig.tight_layout()
+    fig.legend(loc="outside lower center")
     return figure_png(fig)
 
 
+@styled
 def ablation_png(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> bytes:
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    fig = new_figure(6.6)
+    top, bottom = fig.subplots(2, 1, sharex=True)
     for method, result in results.items():
         p_best = result["p_best"]
         steps = np.arange(p_best.shape[0])
-        line, = left.plot(steps, p_best.mean(axis=1), label=f"baseline: {method}")
-        left.fill_between(steps, np.quantile(p_best, 0.1, axis=1),
-                          np.quantile(p_best, 0.9, axis=1), color=line.get_color(), alpha=0.15)
-        right.plot(np.arange(1, steps.size), result["variance"], color=line.get_color(),
-                   label=f"{method}: mean {result['variance'].mean():.4f}")
-    left.set(xlabel="update step", ylabel="P(best action)", ylim=(0, 1),
-             title=f"Mean over {config.ablation_learners} learners (band: 10th-90th pct)")
-    right.set(xlabel="update step", ylabel="E‖ĝ - E[ĝ]‖²", yscale="log",
-              title=f"Gradient noise (batch of {config.ablation_batch_size})")
-    left.legend(fontsize=8, loc="lower right")
-    right.legend(fontsize=8)
-    fig.tight_layout()
+        line, = top.plot(steps, p_best.mean(axis=1), label=f"baseline: {method}")
+        top.fill_between(steps, np.quantile(p_best, 0.1, axis=1),
+                         np.quantile(p_best, 0.9, axis=1), color=line.get_color(), alpha=0.15)
+        bottom.plot(np.arange(1, steps.size), result["variance"], color=line.get_color(),
+                    lw=1.2, label=f"{method}: mean {result['variance'].mean():.4f}")
+    top.set(ylabel="P(best action)", ylim=(0, 1),
+            title=f"Mean over {config.ablation_learners} learners "
+                  "(band: 10th to 90th percentile)")
+    bottom.set(xlabel="update step",
+               ylabel=r"$\mathbb{E}\,\Vert\hat{g} - \mathbb{E}[\hat{g}]\Vert^2$",
+               yscale="log", title=f"Gradient noise (batch of {config.ablation_batch_size})")
+    top.legend(loc="lower right")
+    bottom.legend(loc="upper right")
     return figure_png(fig)
 
 
@@ -152,7 +153,8 @@ Best style: {best} (r̄ = {config.reward_probs[config.best_action]}).
   one-line summary every {FAST_LOG_EVERY} steps.
 - `learning_curve.png`: every action's probability and the expected reward over the run.
 - `bandit_ablation.png`: baseline none vs running mean vs batch mean, {abl['learners']}
-  learners each; left P(best) with a 10th–90th percentile band, right gradient noise per step.
+  learners each; above, P(best) with a 10th–90th percentile band; below, gradient noise
+  per step.
 - `summary.json`: the numbers below; `manifest.json`: the config and seed that produced them.
 
 ## The single run (baseline = {train_s['baseline']}, lr = {config.lr}, batch of {config.batch_size})

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from course.paths import RUNS_DIR
-from course.reports.png import figure_png
+from course.reports.png import SMALL_PT, figure_png, new_figure, plain, styled
 from course.runs import read_json
 from course.scorer import CHECKS, score
 
@@ -37,15 +37,9 @@ FROZEN_SET_SIZE = 60
 """How many completions the frozen snapshot holds (as many as our dev split)."""
 LATER_SAMPLES = 400
 """How many completions of the trained policy the sketch draws."""
-CLUSTER_CENTRES = {"correct": (-1.9, 1.7), "wrong answer": (1.9, 1.7),
-                   "not an integer": (1.9, -1.0), "other failures": (-1.9, -1.0)}
+CLUSTER_CENTRES = {"correct": (-1.9, 1.95), "wrong answer": (1.9, 1.95),
+                   "not an integer": (1.9, -1.15), "other failures": (-1.9, -1.15)}
 """Where each style sits in the sketch's 2-D 'completion space' (layout only, not data)."""
-
-
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
 
 
 GROUPS = {"correct": ("correct",), "wrong answer": ("wrong_answer",),
@@ -75,33 +69,43 @@ def distribution_shift_data(run: Path = RUNS_DIR / "run_010") -> dict[str, Any]:
             "later": np.rint(pi_t * LATER_SAMPLES).astype(int)}
 
 
+@styled
 def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
     """Frozen data from π_0 versus completions of π_t: one cluster per group of failure codes,
     one dot per completion; the blind spot is where π_t's share most exceeds π_0's."""
     pi_0, pi_t, frozen, later = data["pi_0"], data["pi_t"], data["frozen"], data["later"]
     rng = np.random.default_rng(seed)
-    fig = _figure(8.0, 4.8)
+    fig = new_figure(5.6)
     ax = fig.add_subplot()
     for g, group in enumerate(data["groups"]):
         cx, cy = CLUSTER_CENTRES[group]
         old = rng.normal((cx, cy), 0.28, size=(frozen[g], 2))
         new = rng.normal((cx, cy), 0.34, size=(later[g], 2))
-        ax.scatter(new[:, 0], new[:, 1], s=8, color="tab:orange", alpha=0.35,
-                   label=f"π_t: fresh samples after {data['steps']} steps" if g == 0 else None)
-        ax.scatter(old[:, 0], old[:, 1], s=22, color="tab:blue", edgecolor="white", lw=0.5,
-                   label="the frozen snapshot, from π_0" if g == 0 else None)
-        ax.annotate(f"{group}\nπ_0 = {pi_0[g]:.2f}, π_t = {pi_t[g]:.2f}\n"
-                    f"frozen examples: {frozen[g]}", (cx, cy - 1.55), ha="center", fontsize=8)
+        ax.scatter(new[:, 0], new[:, 1], s=10, color="tab:orange", alpha=0.4,
+                   label=rf"$\pi_t$: fresh samples after {data['steps']} steps"
+                   if g == 0 else None)
+        ax.scatter(old[:, 0], old[:, 1], s=26, color="tab:blue", edgecolor="white", lw=0.5,
+                   label=r"the frozen snapshot, from $\pi_0$" if g == 0 else None)
+        ax.annotate(shift_label(group, pi_0[g], pi_t[g], frozen[g]), (cx, cy - 1.5),
+                    ha="center", va="center", fontsize=SMALL_PT,
+                    bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
     blind = data["groups"][int(np.argmax(pi_t - pi_0))]
     centre = CLUSTER_CENTRES[blind]
     ax.add_patch(_ellipse(centre, "tab:red"))
-    ax.annotate("blind spot: where π_t lives,\nthe frozen set barely looks",
-                (centre[0] - 2.2, centre[1] - 0.2), ha="center", color="tab:red", fontsize=9)
-    ax.set(xlim=(-3.6, 3.6), ylim=(-3.0, 2.9), xticks=[], yticks=[],
-           title="Frozen rollouts lie about the future: π_0 versus π_t (token policy, run_010)")
-    ax.legend(loc="upper center", fontsize=8)
-    fig.tight_layout()
+    ax.annotate("blind spot:\nwhere $\\pi_t$ lives,\nthe frozen set\nbarely looks",
+                (centre[0] - 1.9, centre[1]), ha="center", va="center", color="tab:red")
+    ax.set(xlim=(-3.5, 3.5), ylim=(-3.2, 3.0), xticks=[], yticks=[],
+           title="Frozen rollouts lie about the future:\n"
+                 r"$\pi_0$ versus $\pi_t$ (token policy, run_010)")
+    ax.grid(False)
+    fig.legend(loc="outside lower center", ncol=2)
     return fig
+
+
+def shift_label(group: str, pi_0: float, pi_t: float, frozen: int) -> str:
+    """The text under one cluster of the distribution-shift sketch."""
+    return (f"{group}\n$\\pi_0$ = {pi_0:.2f}, $\\pi_t$ = {pi_t:.2f}\n"
+            f"frozen examples: {frozen}")
 
 
 def _ellipse(centre: tuple[float, float], color: str) -> Any:
@@ -122,36 +126,59 @@ def gradient_connection_data(run: Path = RUNS_DIR / "run_001") -> dict[str, Any]
             "advantage": reward - baseline}
 
 
+CHAIN_X = (0.5, 1.95, 3.25, 4.55, 5.85, 7.3)
+"""Where the prompt, each token of `Final: 323` and `score()` sit (axis units, 0 to 10)."""
+
+
+def gradient_label(advantage: float) -> str:
+    """What reaches each token: the advantage times its log-probability gradient."""
+    return f"${advantage:+.2f}$\n" + r"$\cdot\,\nabla \log \pi$"
+
+
+def advantage_label(reward: float, baseline: float, advantage: float) -> str:
+    """The box that computes the advantage: A = r - b with the numbers put in."""
+    return f"$A = r - b$\n$= {reward:.0f} - {baseline:.2f}$\n$= {advantage:+.2f}$"
+
+
+@styled
 def gradient_connection_figure(data: dict[str, Any]) -> Any:
     """One advantage, every token: Δ log π(y_t) ∝ A · ∇ log π(y_t | prefix) for each t."""
     pieces, reward, baseline = data["pieces"], data["reward"], data["baseline"]
     advantage = data["advantage"]
-    fig = _figure(8.5, 3.6)
+    fig = new_figure(3.4)
     ax = fig.add_subplot()
-    ax.set(xlim=(0, 10), ylim=(0, 4), xticks=[], yticks=[])
+    ax.set(xlim=(-0.1, 10), ylim=(-0.3, 3.7), xticks=[], yticks=[])
     ax.axis("off")
     chain = ["prompt", *[repr(p)[1:-1].replace(" ", "·") for p in pieces], "score()"]
-    xs = np.linspace(0.7, 8.2, len(chain))
+    xs = CHAIN_X if len(chain) == len(CHAIN_X) else \
+        tuple(np.linspace(CHAIN_X[0], CHAIN_X[-1], len(chain)))
+    boxes = []
     for i, (x, label) in enumerate(zip(xs, chain, strict=True)):
-        ax.text(x, 3.1, label, ha="center", va="center", fontsize=10,
-                bbox={"boxstyle": "round", "fc": "#e8eefc" if 0 < i < len(chain) - 1
-                      else "#f3f3f3", "ec": "#555"})
+        boxes.append(ax.text(x, 3.2, plain(label), ha="center", va="center",
+                             bbox={"boxstyle": "round", "fc": "#e8eefc"
+                                   if 0 < i < len(chain) - 1 else "#f3f3f3", "ec": "#555"}))
         if i:
-            ax.annotate("", (x - 0.45, 3.1), (xs[i - 1] + 0.45, 3.1),
-                        arrowprops={"arrowstyle": "->"})
-    ax.text(9.4, 3.1, f"A = r − b\n= {reward:.0f} − {baseline:.2f}\n= {advantage:+.2f}",
-            ha="center", va="center", fontsize=10,
-            bbox={"boxstyle": "round", "fc": "#fff1d6", "ec": "tab:orange"})
-    ax.annotate("", (9.4, 1.2), (9.4, 2.55), arrowprops={"arrowstyle": "->", "color": "tab:orange",
-                                                           "lw": 2})
-    ax.plot([xs[1], 9.4], [1.2, 1.2], color="tab:orange", lw=1.5)
+            ax.annotate("", (x, 3.2), (xs[i - 1], 3.2),
+                        arrowprops={"arrowstyle": "->", "patchA": boxes[i - 1].get_bbox_patch(),
+                                    "patchB": boxes[i].get_bbox_patch(), "shrinkA": 3,
+                                    "shrinkB": 3})
+    a_x = 9.1
+    a_box = ax.text(a_x, 3.2, advantage_label(reward, baseline, advantage), ha="center",
+                    va="center", bbox={"boxstyle": "round", "fc": "#fff1d6",
+                                       "ec": "tab:orange"})
+    ax.annotate("", (a_x, 3.2), (xs[-1], 3.2),
+                arrowprops={"arrowstyle": "->", "patchA": boxes[-1].get_bbox_patch(),
+                            "patchB": a_box.get_bbox_patch(), "shrinkA": 3, "shrinkB": 3})
+    ax.annotate("", (a_x, 1.35), (a_x, 2.7),
+                arrowprops={"arrowstyle": "->", "color": "tab:orange", "lw": 2})
+    ax.plot([xs[1], a_x], [1.35, 1.35], color="tab:orange", lw=1.8)
     for x in xs[1:-1]:
-        ax.annotate("", (x, 2.7), (x, 1.3), arrowprops={"arrowstyle": "->", "color": "#888"})
-        ax.text(x, 1.0, f"{advantage:+.2f} · ∇log π", ha="center", fontsize=8.5,
+        ax.annotate("", (x, 2.85), (x, 1.45), arrowprops={"arrowstyle": "->", "color": "#888"})
+        ax.text(x, 0.95, gradient_label(advantage), ha="center", va="center",
                 color="tab:orange")
-    ax.text(5.0, 0.25, "The same scalar multiplies the log-prob gradient of every sampled token: "
-            "loss = −A · Σ_t log π(y_t | prefix)", ha="center", fontsize=9.5)
-    fig.tight_layout()
+    ax.text(5.0, 0.0, "The same scalar multiplies the log-prob gradient of every sampled "
+            "token:\n" + r"loss $= -A \cdot \Sigma_t\, \log \pi(y_t \mid \mathrm{prefix})$",
+            ha="center", va="center")
     return fig
 
 
@@ -165,7 +192,7 @@ def token_text_interface_data(text: str = "Final: 323") -> list[tuple[str, str]]
     details = result["details"]
     passed = sum(ok for _name, ok in details["checks"])
     return [
-        ("Policy π_θ (tokens, logits)", "samples token ids, one per step"),
+        (r"Policy $\pi_\theta$ (tokens, logits)", "samples token ids, one per step"),
         ("Token ids", str(ids)),
         ("Detokenize", f"ids → {text!r}"),
         ("Text completion", repr(text)),
@@ -175,28 +202,29 @@ def token_text_interface_data(text: str = "Final: 323") -> list[tuple[str, str]]
     ]
 
 
+@styled
 def token_text_interface_figure(layers: list[tuple[str, str]]) -> Any:
     """The layers top to bottom; the line between tokens and text separates gradients from
     the verifier."""
-    fig = _figure(7.2, 6.4)
+    fig = new_figure(5.4)
     ax = fig.add_subplot()
-    ax.set(xlim=(0, 10), ylim=(0, len(layers) + 1), xticks=[], yticks=[])
+    ax.set(xlim=(0, 10), ylim=(0.4, len(layers) + 0.6), xticks=[], yticks=[])
     ax.axis("off")
     for row, (name, value) in enumerate(layers):
         y = len(layers) - row
         above = row < 2
-        ax.text(3.2, y, name, ha="center", va="center", fontsize=10,
+        ax.text(2.45, y, name, ha="center", va="center",
                 bbox={"boxstyle": "round", "fc": "#e8eefc" if above else "#e9f7ec", "ec": "#555"})
-        ax.text(6.4, y, value, ha="left", va="center", fontsize=9, family="monospace")
+        ax.text(5.15, y, plain(value), ha="left", va="center", fontsize=SMALL_PT,
+                family="monospace")
         if row:
-            ax.annotate("", (3.2, y + 0.3), (3.2, y + 0.7), arrowprops={"arrowstyle": "->"})
+            ax.annotate("", (2.45, y + 0.28), (2.45, y + 0.72), arrowprops={"arrowstyle": "->"})
     line_y = len(layers) - 1.5
-    ax.axhline(line_y, xmin=0.02, xmax=0.98, color="tab:red", ls="--")
-    ax.text(9.9, line_y + 0.12, "gradients live above the line", ha="right", fontsize=9,
+    ax.axhline(line_y, xmin=0.0, xmax=1.0, color="tab:red", ls="--")
+    ax.text(10, line_y + 0.1, "gradients live above the line", ha="right", va="bottom",
             color="tab:red")
-    ax.text(9.9, line_y - 0.3, "the verifier lives below it", ha="right", fontsize=9,
+    ax.text(10, line_y - 0.1, "the verifier lives below it", ha="right", va="top",
             color="tab:red")
-    fig.tight_layout()
     return fig
 
 

@@ -13,7 +13,7 @@ from course.formatting import inline_code, rounded
 from course.goodhart import STYLES, GoodhartConfig, simulate
 from course.jsonfiles import json_bytes
 from course.paths import DATA_DIR
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles, manifest
 
 
@@ -36,27 +36,24 @@ def summarise(config: GoodhartConfig, result: Mapping[str, Any]) -> dict[str, An
     }
 
 
+@styled
 def curve_png(config: GoodhartConfig, result: Mapping[str, Any]) -> bytes:
-    from matplotlib.figure import Figure
-
     steps = np.arange(config.steps + 1)
     peak = result["peak_step"]
-    fig = Figure(figsize=(7.5, 4.2))
+    fig = new_figure(4.4)
     ax = fig.add_subplot()
-    ax.plot(steps, result["proxy_curve"], color="tab:orange", lw=2,
-            label=f"proxy reward ({config.proxy}), optimised")
-    ax.plot(steps, result["true_curve"], color="tab:blue", lw=2,
+    ax.plot(steps, result["proxy_curve"], color="tab:orange", lw=2.2,
+            label=f"proxy reward ({plain(config.proxy)}), optimised")
+    ax.plot(steps, result["true_curve"], color="tab:blue", lw=2.2,
             label="true goal (strict scorer), only measured")
     ax.axvspan(peak, config.steps, color="tab:red", alpha=0.08)
     ax.axvline(peak, color="tab:red", ls="--", lw=1)
-    ax.annotate("divergence: reward-hacking regime", xy=(peak, result["true_curve"][peak]),
+    ax.annotate("divergence:\nreward-hacking regime", xy=(peak, result["true_curve"][peak]),
                 xytext=(peak + config.steps * 0.05, 0.12), color="tab:red",
                 arrowprops={"arrowstyle": "->", "color": "tab:red"})
     ax.set(xlabel="training step", ylabel="expected reward under the policy", ylim=(0, 1.05),
            xlim=(0, config.steps), title="Goodhart curve: optimising a hackable proxy")
-    ax.legend(loc="center right", fontsize=9)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
+    ax.legend(loc="upper left")
     return figure_png(fig)
 
 

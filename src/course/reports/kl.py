@@ -13,7 +13,7 @@ import numpy as np
 from course.formatting import inline_code, rounded
 from course.jsonfiles import json_bytes
 from course.kl import KLConfig, sweep
-from course.reports.png import figure_png
+from course.reports.png import SMALL_PT, figure_png, new_figure, styled
 from course.runs import RunFiles, manifest
 
 
@@ -55,12 +55,12 @@ def summarise(config: KLConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+@styled
 def tradeoff_png(config: KLConfig, rows: list[dict[str, Any]], summary: dict[str, Any]) -> bytes:
-    import matplotlib.pyplot as plt
-
     kl = [row["kl"] for row in rows]
     reward = [row["expected_reward"] for row in rows]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig = new_figure(4.8)
+    ax = fig.add_subplot()
     ax.plot(kl, reward, "-", color="grey", lw=1)
     points = ax.scatter(kl, reward, c=np.log10([row["beta"] for row in rows]), cmap="viridis",
                         zorder=3)
@@ -69,19 +69,20 @@ def tradeoff_png(config: KLConfig, rows: list[dict[str, Any]], summary: dict[str
     last = None
     for row in rows:
         here = np.array([row["kl"] / span_x, row["expected_reward"] / span_y])
-        if last is None or np.hypot(*(here - last)) > 0.09:
-            ax.annotate(f"β={row['beta']:.3g}", (row["kl"], row["expected_reward"]),
-                        textcoords="offset points", xytext=(6, -10), fontsize=7)
+        if last is None or np.hypot(*(here - last)) > 0.12:
+            ax.annotate(rf"$\beta$ = {row['beta']:.3g}", (row["kl"], row["expected_reward"]),
+                        textcoords="offset points", xytext=(7, -12), fontsize=SMALL_PT)
             last = here
     ax.axhline(summary["reference_expected_reward"], color="tab:red", ls=":",
-               label="reference policy π_ref (β → ∞)")
+               label=r"reference policy $\pi_{\mathrm{ref}}$ ($\beta \to \infty$)")
     ax.axhline(summary["best_reward"], color="tab:green", ls=":",
-               label="best style only (β → 0)")
-    fig.colorbar(points, ax=ax, label="log10 β")
-    ax.set(xlabel="KL(π_β ‖ π_ref)  [nats]", ylabel="expected reward E[r]",
-           title="KL-regularised optimum: reward gained vs drift from the reference")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+               label=r"best style only ($\beta \to 0$)")
+    fig.colorbar(points, ax=ax, label=r"$\log_{10} \beta$")
+    ax.set(xlabel=r"$\mathrm{KL}(\pi_\beta \,\Vert\, \pi_{\mathrm{ref}})$  [nats]",
+           ylabel=r"expected reward $\mathbb{E}[r]$",
+           title="KL-regularised optimum: reward gained\nversus drift from the reference")
+    ax.set_xlim(-0.04 * span_x, 1.16 * span_x)          # room for the last point's label
+    ax.legend(loc="lower right")
     return figure_png(fig)
 
 

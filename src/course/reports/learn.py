@@ -21,7 +21,7 @@ from course.formatting import inline_code, prose_text, rounded
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.learn import LearnConfig, StepLog, log_table, train
 from course.paths import display_path
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, plain, styled
 from course.rubrics import RUBRICS
 from course.runs import RunFiles, manifest
 from course.scorer import score
@@ -93,27 +93,28 @@ def saved_samples(problems: Sequence[Record], saved: Mapping[int, Rollouts],
             for step, rollouts in sorted(saved.items())}
 
 
+@styled
 def curve_png(logs: Sequence[StepLog], config: LearnConfig, title: str) -> bytes:
     """Reward paid, strict pass@1 and KL to the reference, per step."""
-    from matplotlib.figure import Figure
-
     steps = [e.step for e in logs]
-    fig = Figure(figsize=(7.5, 4.2))
+    fig = new_figure(5.0)
     ax = fig.add_subplot()
     if config.reward != "strict":
-        ax.plot(steps, [e.mean_reward for e in logs], color="tab:orange", lw=1.5,
-                label=f"reward paid ({config.reward}), optimised")
-    ax.plot(steps, [e.pass_at_1 for e in logs], color="tab:blue", lw=1.5,
+        ax.plot(steps, [e.mean_reward for e in logs], color="tab:orange",
+                label=f"reward paid ({plain(config.reward)}), optimised")
+    ax.plot(steps, [e.pass_at_1 for e in logs], color="tab:blue",
             label="strict pass@1 on fresh samples" + (", optimised" if config.reward ==
                                                         "strict" else ", only measured"))
     ax.set(xlabel="update step", ylabel="share of fresh completions", ylim=(0, 1.02),
-           title=title)
+           title=plain(title))
     kl_ax = ax.twinx()
-    kl_ax.plot(steps, [e.kl for e in logs], color="tab:gray", ls=":", label="KL to reference")
-    kl_ax.set_ylabel("KL(π_θ ‖ π_ref), nats per completion")
+    kl_ax.grid(False)
+    kl_ax.plot(steps, [e.kl for e in logs], color="tab:gray", ls=":",
+               label=r"$\mathrm{KL}$ to the reference")
+    kl_ax.set_ylabel(r"$\mathrm{KL}(\pi_\theta \,\Vert\, \pi_{\mathrm{ref}})$, "
+                     "nats per completion")
     handles = ax.get_legend_handles_labels()[0] + kl_ax.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, loc="center right", fontsize=8)
-    fig.tight_layout()
+    fig.legend(handles=handles, loc="outside lower center")
     return figure_png(fig)
 
 

@@ -36,7 +36,7 @@ from course.reports.learn import (
     saved_samples,
     train_log_bytes,
 )
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, plain, styled
 from course.rubrics import RUBRICS
 from course.runs import RunFiles
 from course.scorer import score
@@ -191,26 +191,26 @@ def summarise_shift(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@styled
 def shift_figure(s: dict[str, Any]) -> bytes:
     """The distribution-shift picture of Milestone 0, from measured shares of failure codes."""
-    from matplotlib.figure import Figure
-
     groups = [("frozen snapshot (step 0)", s["stale"]["codes"]),
               ("fresh, reference (step 0)", s["fresh_step_0"]["codes"]),
               (f"fresh, trained (step {s['steps']})", s["fresh_trained"]["codes"])]
     names = sorted({c for _, shares in groups for c in shares},
                    key=lambda c: -max(shares.get(c, 0) for _, shares in groups))
-    fig = Figure(figsize=(9, 4.4))
+    fig = new_figure(4.8)
     ax = fig.add_subplot()
+    ax.grid(False, axis="x")
     width = 0.27
     for i, (label, shares) in enumerate(groups):
         ax.bar(np.arange(len(names)) + (i - 1) * width, [shares.get(c, 0) for c in names],
                width, label=label)
-    ax.set_xticks(np.arange(len(names)), names, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(np.arange(len(names)), [plain(n) for n in names], rotation=30, ha="right",
+                  rotation_mode="anchor")
     ax.set(ylabel="share of completions", ylim=(0, 1),
            title="What the snapshot shows versus what the trained policy writes")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.legend()
     return figure_png(fig)
 
 

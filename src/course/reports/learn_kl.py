@@ -20,7 +20,7 @@ from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, Update, reinforce_step, setup
 from course.reports.learn import config_record, run_manifest
 from course.reports.learn_hack import CONFIG as HACK_CONFIG
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles
 from course.token_policy import learner_for
 
@@ -76,22 +76,20 @@ def summarise(config: LearnConfig, results: list[dict[str, Any]]) -> dict[str, A
             "exploit_line": EXPLOIT_LINE, "final_is_mean_of_last": LAST, "betas": per_beta}
 
 
+@styled
 def figure(summary: dict[str, Any]) -> bytes:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(10, 4.2))
-    left, right = fig.subplots(1, 2)
+    fig = new_figure(6.4)
+    top, bottom = fig.subplots(2, 1, sharex=True)
     for row in summary["betas"]:
         steps = [r["step"] for r in row["curve"]]
-        left.plot(steps, [r["strict"] for r in row["curve"]], label=f"β = {row['beta']}")
-        right.plot(steps, [r["exploits"] for r in row["curve"]], label=f"β = {row['beta']}")
-    left.set(xlabel="update step", ylabel="strict pass@1 (measured)", ylim=(0, 1),
-             title="The true goal, per β")
-    right.axhline(summary["exploit_line"], color="gray", ls=":")
-    right.set(xlabel="update step", ylabel="share of exploits in the batch", ylim=(0, 1),
-              title=f"Exploits ({summary['proxy']} pays, the spec refuses)")
-    left.legend(fontsize=8)
-    fig.tight_layout()
+        top.plot(steps, [r["strict"] for r in row["curve"]], label=rf"$\beta$ = {row['beta']}")
+        bottom.plot(steps, [r["exploits"] for r in row["curve"]],
+                    label=rf"$\beta$ = {row['beta']}")
+    top.set(ylabel="strict pass@1 (measured)", ylim=(0, 1), title=r"The true goal, per $\beta$")
+    bottom.axhline(summary["exploit_line"], color="gray", ls=":")
+    bottom.set(xlabel="update step", ylabel="share of exploits\nin the batch", ylim=(0, 1),
+               title=f"Exploits ({plain(summary['proxy'])} pays, the spec refuses)")
+    fig.legend(*top.get_legend_handles_labels(), loc="outside right center")
     return figure_png(fig)
 
 

@@ -23,7 +23,7 @@ from course.reports.learn import (
     saved_samples,
     train_log_bytes,
 )
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles
 from course.selection import pass_at_k_curve
 
@@ -86,28 +86,26 @@ def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@styled
 def figure(config: LearnConfig, summary: dict[str, Any]) -> bytes:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(10, 4.2))
+    fig = new_figure(4.6)
     left, right = fig.subplots(1, 2)
     rows = summary["equal_compute"]
     samples = [r["samples_per_prompt"] for r in rows]
     left.plot(samples, [r["learning_pass_at_1"] for r in rows], color="tab:blue",
-              label="Loop C: pass@1 of the policy being trained")
+              label="Loop C: pass@1 of\nthe policy being trained")
     left.plot(samples, [r["selection_best_of_n"] for r in rows], color="tab:green",
-              label="Loop B: Best-of-N from the reference (oracle)")
+              label="Loop B: Best-of-N from\nthe reference (oracle)")
     left.set(xscale="log", xlabel="samples per prompt spent so far", ylim=(0, 1.02),
-             ylabel="share of prompts solved", title="Equal compute: learn or select?")
-    left.legend(fontsize=8, loc="lower right")
+             ylabel="share of prompts solved", title="Equal compute:\nlearn or select?")
+    left.legend(loc="lower right")
     k = summary["pass_at_k"]["k"]
     right.plot(k, summary["pass_at_k"]["before"], color="tab:gray", label="reference (step 0)")
     right.plot(k, summary["pass_at_k"]["after"], color="tab:blue",
                label=f"after {config.steps} steps")
     right.set(xscale="log", xlabel="k", ylabel="pass@k", ylim=(0, 1.02),
-              title=f"pass@k from {EVAL_SAMPLES} fresh samples per prompt")
-    right.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+              title=f"pass@k from {EVAL_SAMPLES} fresh\nsamples per prompt")
+    right.legend(loc="lower right")
     return figure_png(fig)
 
 

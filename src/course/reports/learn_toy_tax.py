@@ -20,7 +20,7 @@ from course.formatting import markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, train
 from course.reports.learn import config_record, run_manifest
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles
 
 CONFIG = LearnConfig(reward="strict", steps=200, batch_size=8)
@@ -74,10 +74,9 @@ def summarise(m: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@styled
 def figure(s: dict[str, Any]) -> bytes:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(8, 4.2))
+    fig = new_figure(4.4)
     ax = fig.add_subplot()
     for name, label in (("bandit", f"bandit: {s['bandit']['actions']} styles, 1 sample a step"),
                         ("tokens", f"tokens: {s['tokens']['problems']} problems, "
@@ -89,8 +88,7 @@ def figure(s: dict[str, Any]) -> bytes:
     ax.set(xscale="log", xlabel="samples drawn so far", ylim=(-0.1, 1.05),
            ylabel="share of the gap to the best closed", title="The Toy Tax: same update, "
            "different worlds")
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
+    ax.legend(loc="upper right")
     return figure_png(fig)
 
 

@@ -26,7 +26,7 @@ from course.mdp import (
     world_lines,
 )
 from course.policy import softmax
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles, manifest
 
 P_RIGHT_TARGET = 0.9
@@ -67,20 +67,22 @@ def summarise(config: MDPConfig, history: list[Episode]) -> dict[str, Any]:
     }
 
 
+@styled
 def learning_curve_png(history: list[Episode]) -> bytes:
-    import matplotlib.pyplot as plt
-
     policies = [softmax(history[0].theta)] + [softmax(e.new_theta) for e in history]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([expected_return(p) for p in policies], "k", lw=2, label="exact expected return J")
-    ax.plot([p[0, 1] for p in policies], label="P(right | start)  (step 1)")
-    ax.plot([p[2, 0] for p in policies], label="P(a | R)  (step 2 after right)")
-    ax.plot([p[1, 0] for p in policies], label="P(a | L)  (step 2 after left)")
-    ax.axhline(optimal_values()["V"]["start"], color="grey", ls=":", label="V*(start) = 1.0")
+    fig = new_figure(4.4)
+    ax = fig.add_subplot()
+    ax.plot([expected_return(p) for p in policies], "k", lw=2.2,
+            label="exact expected return $J$")
+    ax.plot([p[0, 1] for p in policies],
+            label=r"$P(\mathrm{right} \mid \mathrm{start})$  (step 1)")
+    ax.plot([p[2, 0] for p in policies], label=r"$P(a \mid R)$  (step 2 after right)")
+    ax.plot([p[1, 0] for p in policies], label=r"$P(a \mid L)$  (step 2 after left)")
+    ax.axhline(optimal_values()["V"]["start"], color="grey", ls=":",
+               label=r"$V^*(\mathrm{start}) = 1.0$")
     ax.set(xlabel="episode", ylabel="probability / return", ylim=(0, 1.05),
-           title="Two-step MDP: REINFORCE with the end reward crediting both steps")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+           title="Two-step MDP: REINFORCE with the end reward\ncrediting both steps")
+    ax.legend(loc="lower right")
     return figure_png(fig)
 
 

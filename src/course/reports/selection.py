@@ -14,7 +14,7 @@ from course.data import DataError
 from course.formatting import inline_code
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.paths import display_path
-from course.reports.png import figure_png
+from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles, manifest
 from course.selection import (
     SelectionConfig,
@@ -85,31 +85,28 @@ def _config_record(config: SelectionConfig, note: str) -> dict[str, Any]:
     return record
 
 
+@styled
 def plot_pass_at_k(summary: Mapping[str, Any]) -> bytes:
     """Mean pass@k against k, with Best-of-n and the two controls at each compared n."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ks = list(range(1, summary["n_samples"] + 1))
     ns = [row["n"] for row in summary["by_n"]]
-    fig, ax = plt.subplots(figsize=(8, 5.6), layout="constrained")
+    fig = new_figure(5.8)
+    ax = fig.add_subplot()
     ax.plot(ks, [summary["pass_at_k"][str(k)] for k in ks], "-o", color="tab:blue",
             label="pass@k (unbiased estimate over all k-subsets)")
     ax.plot(ns, [row["best_of_n"] for row in summary["by_n"]], "s", color="tab:green",
-            markersize=9, fillstyle="none", label="Best-of-n by scorer, first n samples (oracle)")
+            markersize=10, fillstyle="none", markeredgewidth=1.8,
+            label="Best-of-n by scorer, first n samples (oracle)")
     ax.plot(ns, [row["majority_vote"] for row in summary["by_n"]], "--^", color="tab:orange",
             label="majority vote of first n (deployable control)")
     ax.plot(ns, [row["random"] for row in summary["by_n"]], ":v", color="tab:gray",
             label="random pick among first n (luck control)")
-    ax.axhline(summary["pass_at_1"], color="tab:red", linewidth=1,
+    ax.axhline(summary["pass_at_1"], color="tab:red", linewidth=1.2,
                label=f"pass@1 = {summary['pass_at_1']:.3f}: the policy itself, unchanged")
     ax.set(xlabel="k = n, samples per prompt", ylabel="share of prompts solved",
            xticks=ks, ylim=(0, 1.05),
-           title="Loop B: more samples raise pass@k; the policy did not change")
-    ax.grid(alpha=0.3)
-    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
+           title="Loop B: more samples raise pass@k;\nthe policy did not change")
+    fig.legend(loc="outside lower center")
     return figure_png(fig)
 
 
