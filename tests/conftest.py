@@ -13,11 +13,19 @@ Out of the box the plugin only sees top-level fences: inside an admonition (`!!!
 reads the fence as an indented code block and the test silently disappears. The parser below
 first lifts those bodies out, keeping every line number, so blocks at any depth are collected.
 tests/site/test_markdown_docs.py proves it with failing blocks at each depth.
+
+Each block runs in an empty temporary folder (`in_a_scratch_folder`), as the site build runs it
+(site_hooks/outputs.py) and as a reader's pasted block would: a block that writes a file
+(`my_first_try/pick_best.py`) leaves nothing in the repository.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import tempfile
+from collections.abc import Callable
 
 import pytest
 from markdown_it import MarkdownIt
@@ -71,3 +79,26 @@ class ContainerAwareMarkdownIt(MarkdownIt):
 @pytest.hookimpl(tryfirst=True)
 def pytest_markdown_docs_markdown_it():
     return ContainerAwareMarkdownIt("commonmark")
+
+
+def in_a_scratch_folder(run: Callable[[], None]) -> Callable[[], None]:
+    """`run`, called with an empty temporary folder as the working directory."""
+    @functools.wraps(run)
+    def scratch() -> None:
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory(prefix="course-docs-") as folder:
+            os.chdir(folder)
+            try:
+                run()
+            finally:
+                os.chdir(here)
+    return scratch
+
+
+def pytest_collection_modifyitems(items):
+    """Every docs block runs in a scratch folder. (A fixture in a conftest.py under docs/ would
+    do it too, but pytest cannot import two files named conftest.py from folders that are not
+    packages; this hook, like the parser above, reaches the docs items from here.)"""
+    for item in items:
+        if type(item).__name__ == "MarkdownInlinePythonItem":
+            item.runtest = in_a_scratch_folder(item.runtest)
