@@ -34,7 +34,8 @@ log = get_plugin_logger(__name__)
 
 
 LAB_INPUTS = ("src", "data", "runs")
-"""What a lab reads besides its own source: the course package, its data, the saved runs."""
+"""What a lab (or a page's Python block, site_hooks/outputs.py) reads besides its own source:
+the course package, its data, the saved runs."""
 SITE_INPUTS = ("mkdocs.yml", *LAB_INPUTS)
 """What the pages are built from outside docs/ (the nav, snippets, run pages, the API page)."""
 LAB_CACHE = Path(".cache") / "mkdocs-jupyter"
