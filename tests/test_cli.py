@@ -115,6 +115,14 @@ def test_runs_verify_exits_1_and_prints_each_difference(capsys, monkeypatch):
     assert "run_001: summary.json: missing from the regenerated run" in out
 
 
+def test_runs_verify_checks_side_by_side_and_prints_in_the_order_asked(capsys):
+    code, out, _ = run(capsys, "runs", "verify", "run_005", "run_001", "run_002")
+    assert code == 0
+    assert [line.split(":")[0] for line in out.splitlines()] == ["run_005", "run_001", "run_002"]
+    code, _, err = run(capsys, "runs", "verify", "--jobs", "0")
+    assert code == 2 and "--jobs: must be >= 1" in err
+
+
 def test_runs_verify_and_list_on_the_committed_runs(capsys):
     code, out, _ = run(capsys, "runs", "verify", "run_001")
     assert code == 0

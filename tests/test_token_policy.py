@@ -504,3 +504,21 @@ def test_learner_starts_exactly_at_the_reference():
         np.testing.assert_array_equal(learner.log_probs(state), reference.log_probs(state))
     np.testing.assert_array_equal(sequence_log_prob(learner, rollouts),
                                   sequence_log_prob(reference, rollouts))
+
+
+def test_a_learner_with_shared_rows_stops_at_a_projection_of_the_optimum():
+    # π* ∝ π_ref e^{r/β} needs a row per context. A learner whose only table is shared by both
+    # problems (the previous piece) cannot express it: gradient ascent still converges, to the
+    # best policy those rows can express: a stationary point of J that is not π* and earns less.
+    rng = np.random.default_rng(11)
+    beta = 0.5
+    reference = make_reference(rng)
+    learner = Policy(TINY, (by_previous_piece,), [np.zeros((V + 1, V))], reference, T)
+    for _ in range(400):
+        learner.tables[0] += 0.5 * exact_gradient(learner, HAND_REWARDS, beta)[0]
+    assert np.abs(flat(exact_gradient(learner, HAND_REWARDS, beta))).max() < 1e-6
+    ref, target, learned = probs_of(reference), optimum(reference, beta), probs_of(learner)
+    tv = 0.5 * np.abs(learned - target).sum(axis=1)
+    assert tv.max() > 0.05
+    assert j_of(ref, ref, beta).sum() < j_of(learned, ref, beta).sum() < j_of(target, ref,
+                                                                               beta).sum() - 0.01

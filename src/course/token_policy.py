@@ -162,6 +162,10 @@ class Policy:
     tables: list[np.ndarray]
     base: Policy | None = None
     t_max: int = T_MAX
+    shared_by: tuple[int, ...] = ()
+    """How many problems read the rows of each table: 1 for a table with rows per problem, P
+    for a table every problem shares. `course.learn` divides each table's step by it. Empty
+    means 1 for every table."""
 
     def logits(self, state: State) -> np.ndarray:
         """(N, V) unnormalised log-probabilities of the next piece."""
@@ -295,7 +299,7 @@ def learner_for(reference: Policy, n_problems: int) -> Policy:
     v = reference.vocab.size
     tables = [np.zeros((v + 1, v)), np.zeros((n_problems * (RUN_MAX + 1), v))]
     return Policy(reference.vocab, (by_previous_piece, by_problem_and_run), tables, reference,
-                  reference.t_max)
+                  reference.t_max, shared_by=(n_problems, 1))
 
 
 # -- 6. every sequence, for tiny instances --------------------------------------------------------

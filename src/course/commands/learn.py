@@ -12,7 +12,7 @@ from course.commands.options import (
     check_output_arguments,
     make_config,
 )
-from course.learn import LearnConfig, log_table, setup, slow_motion, train
+from course.learn import ADVANTAGES, LearnConfig, log_table, setup, slow_motion, train
 from course.paths import display_path
 from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
@@ -30,7 +30,11 @@ def register(subparsers: Any) -> None:
                         help="what pays (default strict); a rubric makes strict a measurement")
     parser.add_argument("--beta", type=float, default=LearnConfig.beta,
                         help="KL coefficient toward the reference (default 0)")
-    parser.add_argument("--lr", type=float, default=LearnConfig.lr, help="learning rate")
+    parser.add_argument("--lr", type=float, default=LearnConfig.lr,
+                        help="step size (default 1; measured stable from 1 to 10)")
+    parser.add_argument("--advantage", choices=list(ADVANTAGES), default=LearnConfig.advantage,
+                        help="rloo (default, leave-one-out), grpo (group mean and std, 1/|y|) "
+                             "or dr_grpo (group mean only)")
     parser.add_argument("--batch-size", type=int, default=LearnConfig.batch_size,
                         help="fresh completions per prompt per step (default 8)")
     parser.add_argument("--steps", type=int, default=LearnConfig.steps, help="updates")
@@ -46,6 +50,7 @@ def register(subparsers: Any) -> None:
 def _main(args: Any) -> int:
     check_output_arguments(args)
     config = make_config(LearnConfig, reward=args.reward, beta=args.beta, lr=args.lr,
+                         advantage=args.advantage,
                          batch_size=args.batch_size, steps=args.steps, seed=args.seed)
     if args.log_every < 1:
         raise UsageError(f"--log-every: must be >= 1, got {args.log_every}")

@@ -36,6 +36,7 @@ from course.reports import (
     evaluation,
     goodhart,
     kl,
+    learn_family,
     learn_hack,
     learn_kl,
     learn_selection,
@@ -86,8 +87,8 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
         "Loop C on tokens with answer_anywhere as the reward: the hack the optimiser assembles, "
         "strict only measured."), record_git=False),
     "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, (
-        "KL sweep on tokens: run_011's proxy training for five values of beta."),
-        record_git=False),
+        "KL sweep on tokens: run_011's proxy training for four values of beta, five seeds "
+        "each."), record_git=False),
     "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
         "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
         "sample."), record_git=False),
@@ -107,6 +108,9 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_019": lambda: _eval("dev", "frozen_v1", "run_019", (
         "Forensics: run_001's rollouts scored by the earlier scorer strict-v0, kept with its "
         "bugs; read it beside run_001, never as a measurement."), scorer="strict-v0"),
+    "run_020": lambda: learn_family.build_run(learn_family.CONFIG, (
+        "The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages on the token policy, "
+        "strict reward and hackable proxy, everything else fixed."), record_git=False),
 }
 """Run name -> function that rebuilds that run's files, deterministically. Every builder has
 the same contract: `build_run(config, note, *, record_git=True)`. A comparison run reads the

@@ -4,8 +4,12 @@
 the per-step log (`train_log.txt`, `summary.json`), the raw completions sampled at the first,
 middle and last step (`samples/step_NNNN.jsonl`: rule 5 of docs/rules.md, Save raw outputs), the
 learning curve, and a README. The canonical token runs (`reports.learn_selection`,
-`reports.learn_hack` (run_010 and run_011), `reports.learn_kl`, `reports.learn_toy_tax`) use
-the helpers below.
+`reports.learn_hack` (run_010 and run_011), `reports.learn_kl`, `reports.learn_toy_tax`,
+`reports.learn_family`) use the helpers below.
+
+One seed is one draw. Every canonical token run is therefore repeated from each seed of
+`SEEDS`: seed 0's run is saved in full (its samples, its curves), and every number a lesson
+quotes is also given as its median and range over all the seeds (`over_seeds`, `seeds_table`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from course.data import Record
-from course.formatting import inline_code, prose_text, rounded
+from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.learn import LearnConfig, StepLog, log_table, train
 from course.paths import display_path
@@ -32,6 +36,41 @@ REFERENCE_MADE = (
     "vocabulary's pieces; pi_ref(y | problem, previous piece, digit run) mixes that problem's "
     "own counts (weight 0.9) with counts pooled over all problems (0.1), smoothed with 0.02 per "
     "piece so that every piece stays possible. No language model was run or downloaded.")
+
+
+SEEDS = (0, 1, 2, 3, 4)
+"""The seeds every canonical token run is repeated from; seed 0's run is the one saved in full."""
+
+
+def spread(values: Sequence[float]) -> dict[str, Any]:
+    """One number over seeds: its median, smallest and largest value, and each seed's value in
+    the order of `SEEDS` (4 decimals)."""
+    return {"median": rounded(float(np.median(values))), "min": rounded(min(values)),
+            "max": rounded(max(values)), "per_seed": [rounded(v) for v in values]}
+
+
+def over_seeds(per_seed: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    """The numbers measured from each seed (one mapping per seed, the same keys) as `spread`s,
+    with the seeds they came from."""
+    return {"seeds": list(SEEDS[:len(per_seed)]),
+            **{key: spread([row[key] for row in per_seed]) for key in per_seed[0]}}
+
+
+def seeds_table(seeds: Mapping[str, Any], labels: Mapping[str, str], digits: int = 3
+                ) -> list[str]:
+    """The README table of `over_seeds`: one row per labelled number, with seed 0's value (the
+    run saved in full), the median and the range over every seed. A row whose values are all
+    whole numbers (counts, steps) is written without decimals."""
+    rows = []
+    for key, label in labels.items():
+        v = seeds[key]
+        whole = all(float(x).is_integer() for x in v["per_seed"])
+        text = (lambda x: f"{x:,.0f}") if whole else (lambda x: f"{x:.{digits}f}")
+        rows.append([label, text(v["per_seed"][0]), text(v["median"]),
+                     f"{text(v['min'])} to {text(v['max'])}"])
+    first, last = seeds["seeds"][0], seeds["seeds"][-1]
+    return markdown_table(["", f"seed {first} (this run)", f"median, seeds {first}-{last}",
+                           "range"], rows)
 
 
 def checkpoints(steps: int) -> tuple[int, ...]:

@@ -12,12 +12,17 @@ measures what the optimiser found:
 - `build_shift_run` (run_010): the trained policy scored on the frozen step-0 snapshot (what
   Loop A on old data would report) versus on its own fresh samples, and the completions and
   failure codes that appear in fresh samples but never in the snapshot: the blind spot.
+
+Both runs train from each seed of `SEEDS` (`measure` keeps each seed's training, so the two
+runs share it) and report the numbers a lesson quotes over all of them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -29,30 +34,38 @@ from course.formatting import code_span, inline_code, markdown_table, prose_text
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, fresh_samples, rewards_of, train
 from course.reports.learn import (
+    SEEDS,
     checkpoints,
     config_record,
     curve_png,
+    over_seeds,
     run_manifest,
     saved_samples,
+    seeds_table,
     train_log_bytes,
 )
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.rubrics import RUBRICS
 from course.runs import RunFiles
 from course.scorer import score
-from course.token_policy import Rollouts
+from course.token_policy import Rollouts, sequence_log_prob
 
-CONFIG = LearnConfig(reward="answer_anywhere", steps=150, batch_size=8)
-"""The canonical runs: a hackable proxy pays, no KL penalty, 150 steps."""
+CONFIG = LearnConfig(reward="answer_anywhere", lr=10.0, steps=300, batch_size=8)
+"""The canonical runs: a hackable proxy pays, no KL penalty, lr 10 (the top of the range
+measured stable for β = 0 on the strict reward), 300 steps."""
 EVAL_SAMPLES = 32
 """Fresh completions per prompt drawn from the reference (step 0) and the trained policy."""
 SHOWN = 10
 """How many distinct strings each table lists."""
+SMOOTH = 10
+"""The strict curve's peak is read on a mean over 10 steps (one step is one noisy batch)."""
 
 
+@cache
 def measure(config: LearnConfig) -> dict[str, Any]:
     """Train on the proxy; then draw fresh samples of the reference and of the trained policy,
-    score both with the proxy and the strict scorer, and score the snapshot too."""
+    score both with the proxy and the strict scorer, and score the snapshot too. Kept per
+    config: run_010 and run_011 read the same trainings (callers must not change the result)."""
     rng = np.random.default_rng(config.seed)
     run = train(config, rng, checkpoints(config.steps))
     problems, reference, learner = run.problems, run.reference, run.learner
@@ -63,6 +76,8 @@ def measure(config: LearnConfig) -> dict[str, Any]:
     return {"problems": problems, "fit": run.fit, "logs": run.logs, "saved": run.saved,
             "start": judged(problems, start, config.reward),
             "end": judged(problems, end, config.reward),
+            "entropy": [float(-sequence_log_prob(policy, rollouts).mean())
+                        for policy, rollouts in ((reference, start), (learner, end))],
             "snapshot": [{"completion": r["completion"], "code": r["details"]["code"],
                           "strict": r["reward"]}
                          for r in evaluate(problems, snapshot, config.snapshot)]}
@@ -82,24 +97,44 @@ def exploits(rows: Sequence[dict[str, Any]]) -> Counter[str]:
     return Counter(r["completion"] for r in rows if r["proxy"] == 1.0 and r["strict"] == 0.0)
 
 
+def smoothed(values: Sequence[float], width: int = SMOOTH) -> list[float]:
+    """The mean of each value and the `width` - 1 before it (fewer at the start)."""
+    return [float(np.mean(values[max(0, i - width + 1):i + 1])) for i in range(len(values))]
+
+
+def mean_length(rows: Sequence[dict[str, Any]]) -> float:
+    """Mean length in characters of the completions in `rows` (0 if there are none)."""
+    return float(np.mean([len(r["completion"]) for r in rows])) if rows else 0.0
+
+
 def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
-    logs = m["logs"]
-    peak = max(logs, key=lambda e: e.pass_at_1)
-    found = exploits(m["end"])
+    logs, start, end = m["logs"], m["start"], m["end"]
+    curve = smoothed([e.pass_at_1 for e in logs])
+    peak = int(np.argmax(curve))
+    found = exploits(end)
     in_snapshot = Counter(r["completion"] for r in m["snapshot"])
-    at_start = Counter(r["completion"] for r in m["start"])
-    n_end = len(m["end"])
+    at_start = Counter(r["completion"] for r in start)
+    n_end = len(end)
+    never_written = sum(n for text, n in found.items() if at_start[text] == 0)
     return {
         "kind": "learn_hack",
         "proxy": config.reward,
         "curve": [{"step": e.step, "proxy": rounded(e.mean_reward),
                    "strict": rounded(e.pass_at_1), "kl": rounded(e.kl)} for e in logs],
-        "start": {"proxy": rounded(logs[0].mean_reward), "strict": rounded(logs[0].pass_at_1)},
-        "strict_peak": {"step": peak.step, "strict": rounded(peak.pass_at_1),
-                        "proxy": rounded(peak.mean_reward)},
-        "end": {"proxy": rounded(logs[-1].mean_reward), "strict": rounded(logs[-1].pass_at_1)},
-        "exploit_share": {"start": rounded(sum(exploits(m["start"]).values()) / n_end),
+        "start": {"proxy": rounded(np.mean([r["proxy"] for r in start])),
+                  "strict": rounded(np.mean([r["strict"] for r in start]))},
+        "strict_peak": {"step": peak + 1, "strict": rounded(curve[peak]),
+                        "smoothing": SMOOTH},
+        "end": {"proxy": rounded(np.mean([r["proxy"] for r in end])),
+                "strict": rounded(np.mean([r["strict"] for r in end]))},
+        "exploit_share": {"start": rounded(sum(exploits(start).values()) / n_end),
                           "end": rounded(sum(found.values()) / n_end)},
+        "exploit_mass_never_written_by_reference": rounded(never_written
+                                                           / max(1, sum(found.values()))),
+        "mean_length": {"exploits": rounded(mean_length([r for r in end if r["proxy"] == 1.0
+                                                         and r["strict"] == 0.0])),
+                        "correct": rounded(mean_length([r for r in end if r["strict"] == 1.0]))},
+        "entropy": {"start": rounded(m["entropy"][0]), "end": rounded(m["entropy"][1])},
         "exploits_found": [{"completion": text, "count_at_end": count,
                             "in_snapshot": in_snapshot[text], "in_reference_samples":
                             at_start[text]} for text, count in found.most_common(SHOWN)],
@@ -107,6 +142,50 @@ def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
         "distinct_exploits": len(found),
         "eval_samples_per_prompt": EVAL_SAMPLES,
     }
+
+
+def key_numbers(s: dict[str, Any]) -> dict[str, float]:
+    """What a lesson quotes from one seed's run_011."""
+    return {"strict_start": s["start"]["strict"], "strict_peak": s["strict_peak"]["strict"],
+            "strict_peak_step": s["strict_peak"]["step"], "strict_end": s["end"]["strict"],
+            "proxy_start": s["start"]["proxy"], "proxy_end": s["end"]["proxy"],
+            "exploit_share_start": s["exploit_share"]["start"],
+            "exploit_share_end": s["exploit_share"]["end"],
+            "exploit_mass_never_written_by_reference":
+                s["exploit_mass_never_written_by_reference"],
+            "exploit_length": s["mean_length"]["exploits"],
+            "correct_length": s["mean_length"]["correct"],
+            "entropy_start": s["entropy"]["start"], "entropy_end": s["entropy"]["end"]}
+
+
+SEED_LABELS = {
+    "strict_start": "strict pass@1, reference (fresh samples)",
+    "strict_peak": "strict pass@1, best 10-step mean during training",
+    "strict_peak_step": "... at step",
+    "strict_end": "strict pass@1, trained (fresh samples)",
+    "proxy_start": "proxy reward, reference",
+    "proxy_end": "proxy reward, trained",
+    "exploit_share_start": "exploit share, reference",
+    "exploit_share_end": "exploit share, trained",
+    "exploit_mass_never_written_by_reference":
+        "share of the exploits on strings the reference never wrote in its samples",
+    "exploit_length": "mean length of an exploit (characters)",
+    "correct_length": "mean length of a correct answer (characters)",
+    "entropy_start": "entropy -log pi(y), reference (nats)",
+    "entropy_end": "entropy -log pi(y), trained (nats)",
+}
+"""The rows of run_011's table over seeds."""
+
+
+def with_seeds(config: LearnConfig, summary: dict[str, Any]) -> dict[str, Any]:
+    """`summary` (seed 0's) with `over_seeds` added: run_011's key numbers from every seed, and
+    each seed's most written exploit."""
+    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in SEEDS[1:])]
+    every = [summary, *others]
+    return {**summary, "over_seeds": {
+        **over_seeds([key_numbers(x) for x in every]),
+        "top_exploit": [x["exploits_found"][0]["completion"] if x["exploits_found"] else None
+                        for x in every]}}
 
 
 def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
@@ -121,12 +200,15 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         "",
         f"Note: {prose_text(note.strip())}",
         "",
-        f"The proxy pays from {s['start']['proxy']:.3f} up to {s['end']['proxy']:.3f}; the "
-        f"strict pass@1 goes from {s['start']['strict']:.3f} to a peak of "
-        f"{s['strict_peak']['strict']:.3f} at step {s['strict_peak']['step']}, then down to "
-        f"{s['end']['strict']:.3f}. Exploits (paid, refused by the spec) are "
-        f"{s['exploit_share']['start']:.1%} of the reference's samples and "
-        f"{s['exploit_share']['end']:.1%} of the trained policy's.",
+        f"{config.steps} steps, lr = {config.lr}, β = {config.beta}, seed {config.seed}. On "
+        f"{s['eval_samples_per_prompt']} fresh samples per prompt of the reference and of the "
+        f"trained policy: the proxy pays {s['start']['proxy']:.3f}, then "
+        f"{s['end']['proxy']:.3f}; the strict pass@1 goes from {s['start']['strict']:.3f} to "
+        f"{s['end']['strict']:.3f} (its best {s['strict_peak']['smoothing']}-step mean during "
+        f"training was {s['strict_peak']['strict']:.3f}, at step {s['strict_peak']['step']}). "
+        f"Exploits (paid, refused by the spec) are {s['exploit_share']['start']:.1%} of the "
+        f"reference's samples and {s['exploit_share']['end']:.1%} of the trained policy's. "
+        "Train = eval: the policy is trained and measured on the same prompts.",
         "",
         "Every string below was assembled piece by piece by the policy; none is a piece of the "
         f"vocabulary or a completion written into the code. {s['found_never_in_snapshot']} of "
@@ -134,6 +216,14 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         "snapshot.",
         "",
         *table,
+        "",
+        f"## Over seeds {SEEDS[0]}-{SEEDS[-1]}",
+        "",
+        "The same run from each seed; the files of this folder are seed 0's. The most written "
+        "exploit, per seed: " + ", ".join(code_span(t) if t is not None else "none"
+                                          for t in s["over_seeds"]["top_exploit"]) + ".",
+        "",
+        *seeds_table(s["over_seeds"], SEED_LABELS),
         "",
         "![proxy and strict over training](learning_curve.png)",
         "",
@@ -145,7 +235,7 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
 
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
-    summary = summarise(config, m)
+    summary = with_seeds(config, summarise(config, m))
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES}
     return {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
@@ -232,6 +322,11 @@ def render_shift_readme(note: str, s: dict[str, Any]) -> str:
         "occur in the snapshot. Failure codes it produces that the snapshot never shows: "
         + (", ".join(f"`{c}`" for c in s["codes_never_in_snapshot"]) or "none") + ".",
         "",
+        f"Over seeds {SEEDS[0]}-{SEEDS[-1]} (the same training from each seed; the tables "
+        "and the figure are seed 0's):",
+        "",
+        *seeds_table(s["over_seeds"], SHIFT_LABELS),
+        "",
         *markdown_table(["completion never in the snapshot", "count", "strict code"], rows),
         "",
         "![failure codes: snapshot vs fresh](distribution_shift.png)",
@@ -239,9 +334,27 @@ def render_shift_readme(note: str, s: dict[str, Any]) -> str:
     ])
 
 
+SHIFT_LABELS = {
+    "stale": "pass rate on the frozen snapshot (what stale Loop A reports)",
+    "fresh_reference": "pass rate, reference's fresh samples",
+    "fresh_trained": "pass rate, trained policy's fresh samples",
+    "share_never_in_snapshot": "share of the trained policy's completions never in the snapshot",
+}
+"""The rows of run_010's table over seeds."""
+
+
+def shift_numbers(s: dict[str, Any]) -> dict[str, float]:
+    """What a lesson quotes from one seed's run_010."""
+    return {"stale": s["stale"]["pass_rate"], "fresh_reference": s["fresh_step_0"]["pass_rate"],
+            "fresh_trained": s["fresh_trained"]["pass_rate"],
+            "share_never_in_snapshot": s["share_of_fresh_never_in_snapshot"]}
+
+
 def build_shift_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
     summary = summarise_shift(config, m)
+    summary["over_seeds"] = over_seeds([shift_numbers(summarise_shift(c, measure(c))) for c in
+                                        (replace(config, seed=s) for s in SEEDS)])
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES}
     return {
         "README.md": render_shift_readme(note, summary).encode("utf-8"),

@@ -1,16 +1,17 @@
 """The KL sweep on tokens (canonical `runs/run_012`): does a KL penalty delay or prevent the
 hack of `runs/run_011`?
 
-The same proxy training as run_011, once per β in `BETAS`, each from the same seed: the
-reward is r - β · log(π_θ(y) / π_ref(y)). For each β: the final proxy reward, the final
-strict pass@1, the final KL to the reference, and the exploit share over training (completions
-the proxy pays and the spec refuses), with the first step at which it reaches
-`EXPLOIT_LINE`.
+The same proxy training as run_011, once per β in `BETAS` and seed in `SEEDS`: the reward is
+r - β · log(π_θ(y) / π_ref(y)). For each β: the final proxy reward, the final strict pass@1,
+the final KL to the reference, and the exploit share over training (completions the proxy pays
+and the spec refuses), with the first step at which it reaches `EXPLOIT_LINE`. The curves are
+seed 0's; the finals are given for every seed, with their median and range.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -18,16 +19,17 @@ import numpy as np
 from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, Update, reinforce_step, setup
-from course.reports.learn import config_record, run_manifest
+from course.reports.learn import SEEDS, config_record, over_seeds, run_manifest, spread
 from course.reports.learn_hack import CONFIG as HACK_CONFIG
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles
 from course.token_policy import learner_for
 
-BETAS = (0.0, 0.05, 0.1, 0.2, 0.5)
-"""The KL coefficients compared; 0 is run_011's setting."""
-CONFIG = replace(HACK_CONFIG, steps=120)
-"""run_011's proxy training, 120 steps per β."""
+BETAS = (0.0, 0.05, 0.1, 0.2)
+"""The KL coefficients compared; 0 is run_011's setting. At run_011's lr of 10 the learner is
+stable only up to β = 0.2 (`scripts/stability_sweep.py`), so the sweep stops there."""
+CONFIG = HACK_CONFIG
+"""run_011's proxy training, for each β."""
 EXPLOIT_LINE = 0.4
 """The exploit share that counts as "the hack has taken over" in the summary."""
 LAST = 10
@@ -40,11 +42,11 @@ def exploit_share(update: Update) -> float:
 
 
 def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Train once per β (same seed each time); per step: proxy, strict, KL, exploit share."""
+    """Train once per β and seed; per step: proxy, strict, KL, exploit share."""
     problems, reference, fit = setup(config)
     results = []
-    for beta in BETAS:
-        run = replace(config, beta=beta)
+    for beta, seed in product(BETAS, SEEDS):
+        run = replace(config, beta=beta, seed=seed)
         rng = np.random.default_rng(run.seed)
         learner = learner_for(reference, len(problems))
         rows = []
@@ -53,27 +55,38 @@ def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             rows.append({"step": step, "proxy": float(update.reward.mean()),
                          "strict": float(update.strict.mean()),
                          "kl": float(update.kl_steps.mean()), "exploits": exploit_share(update)})
-        results.append({"beta": beta, "rows": rows})
+        results.append({"beta": beta, "seed": seed, "rows": rows})
     return fit, results
+
+
+def finals(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """One training's final values: means over its last `LAST` steps."""
+    last = rows[-LAST:]
+    return {"final_proxy": float(np.mean([r["proxy"] for r in last])),
+            "final_strict": float(np.mean([r["strict"] for r in last])),
+            "final_kl": float(np.mean([r["kl"] for r in last])),
+            "final_exploit_share": float(np.mean([r["exploits"] for r in last]))}
 
 
 def summarise(config: LearnConfig, results: list[dict[str, Any]]) -> dict[str, Any]:
     per_beta = []
-    for result in results:
-        rows = result["rows"][-LAST:]
-        first = next((r["step"] for r in result["rows"] if r["exploits"] >= EXPLOIT_LINE), None)
+    for beta in BETAS:
+        runs = [r for r in results if r["beta"] == beta]
+        seed_0 = runs[0]["rows"]
         per_beta.append({
-            "beta": result["beta"],
-            "final_proxy": rounded(np.mean([r["proxy"] for r in rows])),
-            "final_strict": rounded(np.mean([r["strict"] for r in rows])),
-            "final_kl": rounded(np.mean([r["kl"] for r in rows])),
-            "final_exploit_share": rounded(np.mean([r["exploits"] for r in rows])),
-            "first_step_exploits_reach_line": first,
+            "beta": beta,
+            **{key: rounded(value) for key, value in finals(seed_0).items()},
+            "first_step_exploits_reach_line": [
+                next((r["step"] for r in run["rows"] if r["exploits"] >= EXPLOIT_LINE), None)
+                for run in runs],
+            "over_seeds": over_seeds([finals(run["rows"]) for run in runs]),
             "curve": [{k: (v if k == "step" else rounded(v)) for k, v in r.items()}
-                      for r in result["rows"]],
+                      for r in seed_0],
         })
+    start = [r["rows"][0]["exploits"] for r in results]
     return {"kind": "learn_kl_sweep", "proxy": config.reward, "steps": config.steps,
-            "exploit_line": EXPLOIT_LINE, "final_is_mean_of_last": LAST, "betas": per_beta}
+            "lr": config.lr, "exploit_line": EXPLOIT_LINE, "final_is_mean_of_last": LAST,
+            "seeds": list(SEEDS), "exploit_share_at_step_1": spread(start), "betas": per_beta}
 
 
 @styled
@@ -85,7 +98,8 @@ def figure(summary: dict[str, Any]) -> bytes:
         top.plot(steps, [r["strict"] for r in row["curve"]], label=rf"$\beta$ = {row['beta']}")
         bottom.plot(steps, [r["exploits"] for r in row["curve"]],
                     label=rf"$\beta$ = {row['beta']}")
-    top.set(ylabel="strict pass@1 (measured)", ylim=(0, 1), title=r"The true goal, per $\beta$")
+    top.set(ylabel="strict pass@1 (measured)", ylim=(0, 1),
+            title=r"The true goal, per $\beta$ (seed 0)")
     bottom.axhline(summary["exploit_line"], color="gray", ls=":")
     bottom.set(xlabel="update step", ylabel="share of exploits\nin the batch", ylim=(0, 1),
                title=f"Exploits ({plain(summary['proxy'])} pays, the spec refuses)")
@@ -94,19 +108,27 @@ def figure(summary: dict[str, Any]) -> bytes:
 
 
 def render_readme(note: str, s: dict[str, Any]) -> str:
-    rows = [[str(r["beta"]), f"{r['final_proxy']:.3f}", f"{r['final_strict']:.3f}",
-             f"{r['final_kl']:.3f}", f"{r['final_exploit_share']:.3f}",
-             str(r["first_step_exploits_reach_line"] or "never")] for r in s["betas"]]
+    def cell(row: dict[str, Any], key: str) -> str:
+        v = row["over_seeds"][key]
+        return f"{v['median']:.3f} ({v['min']:.3f} to {v['max']:.3f})"
+    rows = [[str(r["beta"]), cell(r, "final_proxy"), cell(r, "final_strict"),
+             cell(r, "final_kl"), cell(r, "final_exploit_share"),
+             ", ".join(str(step or "never") for step in r["first_step_exploits_reach_line"])]
+            for r in s["betas"]]
+    start = s["exploit_share_at_step_1"]
     return "\n".join([
         f"# KL sweep: does staying near the reference delay the {inline_code(s['proxy'])} hack?",
         "",
         f"Note: {prose_text(note.strip())}",
         "",
-        f"{s['steps']} steps per β, the same seed each time; final values are the mean of the "
-        f"last {s['final_is_mean_of_last']} steps.",
+        f"{s['steps']} steps per β at lr = {s['lr']}, from each of seeds "
+        f"{s['seeds'][0]}-{s['seeds'][-1]}. Each cell is the median over seeds, with the "
+        f"range in brackets, of the mean of the last {s['final_is_mean_of_last']} steps. At "
+        f"step 1, before any update, exploits are {start['median']:.3f} of the batch "
+        f"({start['min']:.3f} to {start['max']:.3f}). The curves in the figure are seed 0's.",
         "",
         *markdown_table(["β", "proxy reward", "strict pass@1", "KL (nats)", "exploit share",
-                         f"first step with exploits ≥ {s['exploit_line']}"], rows),
+                         f"first step with exploits ≥ {s['exploit_line']}, per seed"], rows),
         "",
         "![strict pass@1 and exploit share per β](kl_sweep.png)",
         "",

@@ -5,10 +5,17 @@ them (pass@1 of fresh samples, step by step); Loop B draws as many from the unch
 reference and keeps the best (Best-of-N with the strict scorer, an oracle: pass@N). Then
 pass@k for k = 1..64 before and after training, each from `EVAL_SAMPLES` fresh samples per
 prompt: does learning raise pass@1 while lowering pass@k at large k (sharpening)?
+
+Equal compute, counted honestly: step s's pass@1 is measured on the batch drawn *before* step
+s's update, by a policy that has learned from (s - 1) · B samples per prompt, so that is where
+the curve plots it. The final comparison sets the trained policy (all steps · B samples spent)
+against Best-of-(steps · B). The policy is trained and measured on the same 60 prompts (train
+= eval): pass@1 here says what the policy learned about these prompts, not how it generalises.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,10 +24,13 @@ from course.formatting import prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, correct_counts, fresh_samples, train
 from course.reports.learn import (
+    SEEDS,
     checkpoints,
     config_record,
+    over_seeds,
     run_manifest,
     saved_samples,
+    seeds_table,
     train_log_bytes,
 )
 from course.reports.png import figure_png, new_figure, styled
@@ -32,7 +42,7 @@ K_MAX = 64
 EVAL_SAMPLES = 256
 """Fresh completions per prompt behind each pass@k curve (the estimator needs n >= k)."""
 
-CONFIG = LearnConfig(reward="strict", steps=100, batch_size=8)
+CONFIG = LearnConfig(reward="strict", lr=3.0, steps=100, batch_size=8)
 """The canonical run: strict reward, no KL penalty, 8 fresh samples per prompt per step."""
 
 
@@ -64,26 +74,58 @@ def measure(config: LearnConfig) -> dict[str, Any]:
 
 
 def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
-    b = config.batch_size
-    at_step = [{"step": e.step, "samples_per_prompt": e.step * b,
+    b, budget = config.batch_size, config.steps * config.batch_size
+    at_step = [{"step": e.step, "samples_per_prompt": (e.step - 1) * b,
                 "learning_pass_at_1": rounded(e.pass_at_1),
-                "selection_best_of_n": rounded(m["best_of_n"][e.step * b - 1])}
-               for e in m["logs"]]
+                "selection_best_of_n": rounded(m["best_of_n"][(e.step - 1) * b - 1])}
+               for e in m["logs"][1:]]          # step 1's policy has spent nothing yet
     before, after = m["before"], m["after"]
+    gap = after - before
     crossing = next((k for k in range(1, K_MAX + 1) if after[k - 1] < before[k - 1]), None)
     return {
         "kind": "learn_vs_select",
         "equal_compute": at_step,
-        "final": at_step[-1],
+        "final": {"samples_per_prompt": budget, "learning_pass_at_1": rounded(after[0]),
+                  "selection_best_of_n": rounded(m["best_of_n"][budget - 1])},
         "pass_at_k": {"k": list(range(1, K_MAX + 1)),
                       "before": [rounded(v) for v in before],
                       "after": [rounded(v) for v in after]},
         "pass_at_1_before_after": [rounded(before[0]), rounded(after[0])],
         "pass_at_64_before_after": [rounded(before[-1]), rounded(after[-1])],
+        "smallest_gap": {"k": int(np.argmin(gap)) + 1, "gap": rounded(gap.min())},
         "first_k_where_training_is_worse": crossing,
         "prompts_lost": m["lost"],
         "prompts_gained": m["gained"],
     }
+
+
+def key_numbers(summary: dict[str, Any]) -> dict[str, float]:
+    """What a lesson quotes from one seed's run."""
+    final = summary["final"]
+    return {"trained_pass_at_1": final["learning_pass_at_1"],
+            "best_of_budget": final["selection_best_of_n"],
+            "selection_minus_learning": final["selection_best_of_n"]
+            - final["learning_pass_at_1"],
+            "reference_pass_at_1": summary["pass_at_1_before_after"][0],
+            "reference_pass_at_64": summary["pass_at_64_before_after"][0],
+            "trained_pass_at_64": summary["pass_at_64_before_after"][1],
+            "smallest_gap_k_up_to_64": summary["smallest_gap"]["gap"],
+            "prompts_lost": len(summary["prompts_lost"]),
+            "prompts_gained": len(summary["prompts_gained"])}
+
+
+SEED_LABELS = {
+    "trained_pass_at_1": "pass@1 of the trained policy",
+    "best_of_budget": "Best-of-N from the reference, N = the learner's budget",
+    "selection_minus_learning": "selection minus learning",
+    "reference_pass_at_1": "pass@1 of the reference",
+    "reference_pass_at_64": "pass@64 of the reference",
+    "trained_pass_at_64": "pass@64 of the trained policy",
+    "smallest_gap_k_up_to_64": "smallest after-minus-before gap, k = 1 to 64",
+    "prompts_lost": "prompts lost (some of 256 right before, none after)",
+    "prompts_gained": "prompts gained (none of 256 right before, some after)",
+}
+"""The rows of the README's table over seeds, in the order a reader meets them."""
 
 
 @styled
@@ -92,9 +134,13 @@ def figure(config: LearnConfig, summary: dict[str, Any]) -> bytes:
     left, right = fig.subplots(1, 2)
     rows = summary["equal_compute"]
     samples = [r["samples_per_prompt"] for r in rows]
-    left.plot(samples, [r["learning_pass_at_1"] for r in rows], color="tab:blue",
-              label="Loop C: pass@1 of\nthe policy being trained")
-    left.plot(samples, [r["selection_best_of_n"] for r in rows], color="tab:green",
+    final = summary["final"]
+    left.plot([*samples, final["samples_per_prompt"]],
+              [*(r["learning_pass_at_1"] for r in rows), final["learning_pass_at_1"]],
+              color="tab:blue", label="Loop C: pass@1 of\nthe policy being trained")
+    left.plot([*samples, final["samples_per_prompt"]],
+              [*(r["selection_best_of_n"] for r in rows), final["selection_best_of_n"]],
+              color="tab:green",
               label="Loop B: Best-of-N from\nthe reference (oracle)")
     left.set(xscale="log", xlabel="samples per prompt spent so far", ylim=(0, 1.02),
              ylabel="share of prompts solved", title="Equal compute:\nlearn or select?")
@@ -125,10 +171,12 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
         "",
         f"Note: {prose_text(note.strip())}",
         "",
-        f"After {final['step']} steps the learner has used {final['samples_per_prompt']} "
-        f"samples per prompt. Its pass@1 is {final['learning_pass_at_1']:.3f}; Best-of-"
-        f"{final['samples_per_prompt']} from the untouched reference, with the strict scorer "
-        f"as the oracle, solves {final['selection_best_of_n']:.3f} of the prompts.",
+        f"After {config.steps} steps the learner has used {final['samples_per_prompt']} "
+        f"samples per prompt. Its pass@1 (from {EVAL_SAMPLES} fresh samples per prompt) is "
+        f"{final['learning_pass_at_1']:.3f}; Best-of-{final['samples_per_prompt']} from the "
+        "untouched reference, with the strict scorer as the oracle, solves "
+        f"{final['selection_best_of_n']:.3f} of the prompts. Train = eval: the policy is "
+        "trained and measured on the same prompts.",
         "",
         "Selection needs the answer key at deployment and many samples per question; the "
         "trained policy answers with one sample and no key. They are different products of "
@@ -140,6 +188,12 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
         f"| pass@64 | {b64:.3f} | {a64:.3f} |",
         "",
         sharpening,
+        "",
+        f"## Over seeds {SEEDS[0]}-{SEEDS[-1]}",
+        "",
+        "The same run from each seed; the files of this folder are seed 0's.",
+        "",
+        *seeds_table(summary["over_seeds"], SEED_LABELS),
         "",
         "![learning vs selection](learn_vs_select.png)",
         "",
@@ -153,6 +207,8 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
     summary = summarise(config, m)
+    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in SEEDS[1:])]
+    summary["over_seeds"] = over_seeds([key_numbers(x) for x in (summary, *others)])
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES, "k_max": K_MAX}
     return {
         "README.md": render_readme(config, note, summary).encode("utf-8"),

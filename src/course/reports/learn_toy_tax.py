@@ -4,12 +4,14 @@ Milestone 1's bandit (`course.bandit`, one learner as in run_003) and the token 
 (`course.learn`, strict reward) are both measured by the share of the gap they close between
 where they start and the best expected reward their world allows (0.9 for the bandit's best
 style; 1.0 for a policy that always writes the right answer). For each: the steps and samples
-until half the gap is closed, and how much of it is closed at the end.
+until half the gap is closed, and how much of it is closed at the end. Both learners run from
+each seed of `SEEDS` (the bandit from the same seed); the curves are seed 0's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,12 +21,12 @@ from course.bandit import train as train_bandit
 from course.formatting import markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, train
-from course.reports.learn import config_record, run_manifest
+from course.reports.learn import SEEDS, config_record, over_seeds, run_manifest, seeds_table
 from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles
 
-CONFIG = LearnConfig(reward="strict", steps=200, batch_size=8)
-"""The token learner: strict reward, no KL penalty, 200 steps."""
+CONFIG = LearnConfig(reward="strict", lr=3.0, steps=200, batch_size=8)
+"""The token learner: strict reward, no KL penalty, lr 3, 200 steps."""
 SMOOTH = 10
 """The token curve is a mean over 10 consecutive steps (one batch is noisy)."""
 
@@ -40,7 +42,7 @@ def first_at(values: Sequence[float], line: float) -> int | None:
 
 
 def measure(config: LearnConfig) -> dict[str, Any]:
-    bandit = BanditConfig()
+    bandit = BanditConfig(seed=config.seed)
     history = train_bandit(bandit, np.random.default_rng(bandit.seed))
     means = np.asarray(bandit.reward_probs)
     bandit_curve = [float(expected_reward(s.new_theta, means)) for s in history]
@@ -116,14 +118,43 @@ def render_readme(note: str, s: dict[str, Any]) -> str:
         "and what is learned for one problem's digits does not transfer to another's. Read "
         "the toy curves as a microscope on the mechanism, not as a speed to expect.",
         "",
+        f"Over seeds {SEEDS[0]}-{SEEDS[-1]} (both learners from each seed; the table above and "
+        "the figure are seed 0's; a learner that never closes half the gap counts as one step "
+        "past its budget):",
+        "",
+        *seeds_table(s["over_seeds"], SEED_LABELS),
+        "",
         "![gap closed against samples](toy_tax.png)",
         "",
     ])
 
 
+def key_numbers(s: dict[str, Any]) -> dict[str, float]:
+    """What a lesson quotes from one seed's run: per learner, the gap closed at the end and the
+    samples until half of it was closed (the whole budget and one more step if never)."""
+    out = {}
+    for name in ("bandit", "tokens"):
+        w = s[name]
+        never = (w["steps"] + 1) * w["samples_per_step"]
+        out[f"{name}_gap_closed_at_end"] = w["gap_closed_at_end"]
+        out[f"{name}_samples_half_gap_closed"] = w["samples_half_gap_closed"] or never
+    return out
+
+
+SEED_LABELS = {
+    "bandit_gap_closed_at_end": "bandit: share of the gap closed at the end",
+    "bandit_samples_half_gap_closed": "bandit: samples until half the gap is closed",
+    "tokens_gap_closed_at_end": "token policy: share of the gap closed at the end",
+    "tokens_samples_half_gap_closed": "token policy: samples until half the gap is closed",
+}
+"""The rows of the README's table over seeds."""
+
+
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
     summary = summarise(m)
+    others = [summarise(measure(replace(config, seed=s))) for s in SEEDS[1:]]
+    summary["over_seeds"] = over_seeds([key_numbers(x) for x in (summary, *others)])
     record = {**config_record(config), "bandit": "course.bandit.BanditConfig() (run_003)",
               "smoothing": SMOOTH}
     return {

@@ -1,0 +1,185 @@
+"""The RLVR family side by side (canonical `runs/run_020`): three advantage rules, all else fixed.
+
+RLOO, GRPO and Dr. GRPO (`course.learn.ADVANTAGES`) train the same token policy from the same
+reference with the same step size, batch and number of steps: once on the strict reward, once
+on the hackable proxy `answer_anywhere` (the strict scorer then only measures), from each seed
+of `SEEDS`. Only the advantage rule differs.
+
+At each of `CHECKPOINTS`, `EVAL_SAMPLES` fresh samples per prompt of the policy as it is then
+give: strict pass@1 and pass@k, the reward paid, the exploit share (paid by the proxy, refused
+by the spec), the entropy -log π(y), the length in pieces, and the share of prompts whose first
+B samples all earn the same reward: a group the update learns nothing from, whichever rule it
+uses. The checkpoint samples come from a generator of their own, so the training itself is
+exactly `course learn --advantage RULE --seed S`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import product
+from typing import Any
+
+import numpy as np
+
+from course.data import Record
+from course.formatting import inline_code, markdown_table, prose_text
+from course.jsonfiles import json_bytes
+from course.learn import ADVANTAGES, LearnConfig, fresh_samples, reinforce_step, rewards_of, setup
+from course.reports.learn import SEEDS, config_record, run_manifest, spread
+from course.reports.png import figure_png, new_figure, plain, styled
+from course.rubrics import RUBRICS
+from course.runs import RunFiles
+from course.scorer import score
+from course.selection import pass_at_k_curve
+from course.token_policy import Policy, learner_for, sequence_log_prob
+
+CONFIG = LearnConfig(lr=3.0, steps=150, batch_size=8)
+"""What every rule shares: lr 3, 150 steps, 8 fresh samples per prompt per step, β = 0."""
+RULES = tuple(ADVANTAGES)
+"""The advantage rules compared: rloo, grpo, dr_grpo."""
+REWARDS = ("strict", "answer_anywhere")
+"""What pays: the spec itself, then a proxy that can be hacked."""
+FAMILY_SEEDS = SEEDS[:3]
+"""Seeds 0-2 for each of the 6 (reward, rule) pairs."""
+CHECKPOINTS = (0, 50, 100, 150)
+"""The steps at which the policy is measured on fresh samples; 0 is the reference."""
+EVAL_SAMPLES = 16
+"""Fresh samples per prompt at each checkpoint."""
+K = 8
+"""pass@k is reported at k = 8, from the 16 samples (the unbiased estimator)."""
+METRICS = {
+    "pass_at_1": "strict pass@1",
+    "pass_at_k": f"strict pass@{K}",
+    "paid": "reward paid",
+    "exploits": "exploit share",
+    "entropy": "entropy (nats)",
+    "length": "length (pieces)",
+    "all_equal": "all-equal groups",
+}
+"""What each checkpoint measures, with its column heading."""
+
+
+def measure_policy(policy: Policy, problems: list[Record], reward: str, batch_size: int,
+                   rng: np.random.Generator) -> dict[str, float]:
+    """The `METRICS` of `policy` on `EVAL_SAMPLES` fresh samples per prompt."""
+    n = len(problems)
+    rollouts = fresh_samples(policy, n, EVAL_SAMPLES, rng)
+    paid = rewards_of(RUBRICS[reward], problems, rollouts)
+    strict = paid if reward == "strict" else rewards_of(score, problems, rollouts)
+    correct = strict.reshape(n, EVAL_SAMPLES).sum(axis=1)
+    groups = paid.reshape(n, EVAL_SAMPLES)[:, :batch_size]   # one training group per prompt
+    return {"pass_at_1": float(strict.mean()),
+            "pass_at_k": float(np.mean([pass_at_k_curve(EVAL_SAMPLES, int(c))[K - 1]
+                                        for c in correct])),
+            "paid": float(paid.mean()),
+            "exploits": float(np.mean((paid == 1.0) & (strict == 0.0))),
+            "entropy": float(-sequence_log_prob(policy, rollouts).mean()),
+            "length": float(rollouts.lengths.mean()),
+            "all_equal": float(np.mean(groups.min(axis=1) == groups.max(axis=1)))}
+
+
+def trajectory(config: LearnConfig) -> list[dict[str, float]]:
+    """Train from `config.seed` and measure the policy at every checkpoint."""
+    problems, reference, _ = setup(config)
+    learner = learner_for(reference, len(problems))
+    train_rng = np.random.default_rng(config.seed)
+    eval_rng = np.random.default_rng([config.seed, 1])      # never touches the training draws
+    points = [measure_policy(learner, problems, config.reward, config.batch_size, eval_rng)]
+    for step in range(1, config.steps + 1):
+        reinforce_step(learner, problems, config, train_rng)
+        if step in CHECKPOINTS:
+            points.append(measure_policy(learner, problems, config.reward, config.batch_size,
+                                         eval_rng))
+    return points
+
+
+def summarise(config: LearnConfig) -> dict[str, Any]:
+    """Every (reward, rule) pair from every seed, as spreads over seeds per checkpoint."""
+    runs: dict[str, Any] = {}
+    for reward, rule in product(REWARDS, RULES):
+        seeds = [trajectory(replace(config, reward=reward, advantage=rule, seed=s))
+                 for s in FAMILY_SEEDS]
+        runs.setdefault(reward, {})[rule] = [
+            {"step": step, **{m: spread([seed[i][m] for seed in seeds]) for m in METRICS}}
+            for i, step in enumerate(CHECKPOINTS)]
+    return {"kind": "learn_family", "rules": ADVANTAGES, "rewards": list(REWARDS),
+            "checkpoints": list(CHECKPOINTS), "seeds": list(FAMILY_SEEDS),
+            "eval_samples_per_prompt": EVAL_SAMPLES, "k": K, "runs": runs}
+
+
+@styled
+def figure(s: dict[str, Any]) -> bytes:
+    """Per reward (rows): strict pass@1, entropy and the all-equal share against the step,
+    one line per rule (median over seeds) in a band from the smallest to the largest seed."""
+    shown = ("pass_at_1", "entropy", "all_equal")
+    fig = new_figure(6.6)
+    axes = fig.subplots(len(REWARDS), len(shown), sharex=True)
+    for row, reward in zip(axes, REWARDS, strict=True):
+        for ax, metric in zip(row, shown, strict=True):
+            for rule, points in s["runs"][reward].items():
+                steps = [p["step"] for p in points]
+                line, = ax.plot(steps, [p[metric]["median"] for p in points], marker="o",
+                                label=rule)
+                ax.fill_between(steps, [p[metric]["min"] for p in points],
+                                [p[metric]["max"] for p in points], color=line.get_color(),
+                                alpha=0.2, lw=0)
+        row[0].set_ylabel(f"trained on\n{plain(reward)}")
+    for ax, metric in zip(axes[0], shown, strict=True):
+        ax.set_title(METRICS[metric])
+    for ax in axes[-1]:
+        ax.set_xlabel("update step")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
+    return figure_png(fig)
+
+
+def cell(value: dict[str, float]) -> str:
+    """A spread as `median (min to max)`, 3 decimals."""
+    return f"{value['median']:.3f} ({value['min']:.3f} to {value['max']:.3f})"
+
+
+def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
+    lines = [
+        "# The RLVR family side by side: RLOO, GRPO, Dr. GRPO on the token policy",
+        "",
+        f"Note: {prose_text(note.strip())}",
+        "",
+        f"Everything but the advantage rule is fixed: lr = {config.lr}, β = {config.beta}, "
+        f"{config.batch_size} fresh samples per prompt per step, {config.steps} steps, the "
+        f"same reference, seeds {s['seeds'][0]}-{s['seeds'][-1]}. Each cell is the median "
+        "over seeds with the range in brackets, measured on "
+        f"{s['eval_samples_per_prompt']} fresh samples per prompt. Train = eval: the policy "
+        "is trained and measured on the same prompts.",
+        "",
+        *(f"- `{rule}`: {text}" for rule, text in s["rules"].items()),
+        "",
+    ]
+    for reward in s["rewards"]:
+        metrics = [m for m in METRICS if reward != "strict" or m not in ("paid", "exploits")]
+        lines += [f"## Trained on {inline_code(reward)}", ""]
+        rows = [[f"`{rule}`", str(p["step"]), *(cell(p[m]) for m in metrics)]
+                for rule, points in s["runs"][reward].items() for p in points]
+        lines += [*markdown_table(["rule", "step", *(METRICS[m] for m in metrics)], rows), ""]
+    lines += [
+        "An all-equal group is a prompt whose first "
+        f"{config.batch_size} samples all earn the same reward: every rule gives each of them "
+        "the advantage 0, so the prompt costs samples and teaches nothing.",
+        "",
+        "![pass@1, entropy and all-equal groups per rule](family.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    summary = summarise(config)
+    _, _, fit = setup(config)
+    record = {**config_record(config), "rules": list(RULES), "rewards": list(REWARDS),
+              "seeds": list(FAMILY_SEEDS), "checkpoints": list(CHECKPOINTS),
+              "eval_samples": EVAL_SAMPLES, "k": K}
+    return {
+        "README.md": render_readme(config, note, summary).encode("utf-8"),
+        "family.png": figure(summary),
+        "manifest.json": json_bytes(run_manifest("learn_family", note, record, config, fit,
+                                                 record_git)),
+        "summary.json": json_bytes(summary),
+    }
