@@ -134,12 +134,13 @@ print("run_009, pass@1 and pass@64 before/after:", select["pass_at_1_before_afte
       select["pass_at_64_before_after"])
 print("run_011, proxy start/end:", hack["start"]["proxy"], hack["end"]["proxy"],
       "| strict peak and end:", hack["strict_peak"]["strict"], hack["end"]["strict"])
-print("run_011, the hack the optimiser found most:", repr(hack["exploits_found"][0]["completion"]))
+print("run_011, the most written exploit in each of seeds 0-4:")
+print("  ", ", ".join(repr(text) for text in hack["over_seeds"]["top_exploit"]))
 for row in sweep["betas"]:
-    print(f"run_012, beta {row['beta']:<5} strict {row['final_strict']:.3f}  exploits "
-          f"{row['final_exploit_share']:.3f}  KL {row['final_kl']:.3f}")
+    strict = row["over_seeds"]["final_strict"]
+    print(f"run_012, beta {row['beta']:<5} strict {strict['median']:.3f} "
+          f"[{strict['min']:.3f}, {strict['max']:.3f}] over seeds 0-4")
 assert hack["end"]["strict"] < hack["start"]["strict"] < hack["end"]["proxy"]
-assert hack["exploits_found"][0]["in_snapshot"] == 0
 
 # %% [markdown]
 # ## Try it
@@ -147,5 +148,7 @@ assert hack["exploits_found"][0]["in_snapshot"] == 0
 # - Train on `contains_format` or `last_integer` instead (`LearnConfig(reward=...)`): which
 #   strings does the optimiser assemble, and does the strict pass rate fall?
 # - Add `beta=0.1` to the `answer_anywhere` run and compare its exploit share with run_012.
+# - Swap the advantage rule (`LearnConfig(advantage="grpo")` or `"dr_grpo"`) and compare the
+#   strict pass@1 after 60 steps with the leave-one-out default; run_020 does it on 3 seeds.
 # - Give the reference `own_weight=0.5` in `fit_reference`: a worse SFT model. What happens
 #   to the prompts it almost never answers?

@@ -83,7 +83,8 @@ def summarise(config: LearnConfig, results: list[dict[str, Any]]) -> dict[str, A
             "curve": [{k: (v if k == "step" else rounded(v)) for k, v in r.items()}
                       for r in seed_0],
         })
-    start = [r["rows"][0]["exploits"] for r in results]
+    # step 1 samples the reference before any update: the same batch for every β of a seed
+    start = [r["rows"][0]["exploits"] for r in results if r["beta"] == BETAS[0]]
     return {"kind": "learn_kl_sweep", "proxy": config.reward, "steps": config.steps,
             "lr": config.lr, "exploit_line": EXPLOIT_LINE, "final_is_mean_of_last": LAST,
             "seeds": list(SEEDS), "exploit_share_at_step_1": spread(start), "betas": per_beta}
