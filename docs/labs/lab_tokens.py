@@ -122,8 +122,10 @@ assert logs[-1].pass_at_1 > logs[0].pass_at_1 + 0.1
 # %% [markdown]
 # ## What the canonical runs measured
 #
-# The same code, at full length, is saved as runs you can open on this site. Their numbers,
-# read from the files:
+# The same code, at full length, is saved as runs you can open on this site, each trained from
+# five seeds (the files hold seed 0's run, and every quoted number over all five). The policy is
+# trained and measured on the same 60 prompts (train = eval). Their numbers, read from the
+# files:
 
 # %%
 select = read_json(RUNS_DIR / "run_009", "summary.json")
