@@ -58,6 +58,7 @@ from course.data import (
     load_problems,
 )
 from course.datagen import INSTRUCTION
+from course.formatting import terminal_text
 from course.paths import DATA_DIR, REPO_ROOT, display_path
 from course.rubrics import RUBRICS
 from course.scorer import CODES, SPEC_DECISIONS, score
@@ -712,7 +713,9 @@ WIDTH = 80
 
 
 def _indent(text: str, prefix: str) -> list[str]:
-    return [prefix + line for line in text.splitlines()]
+    """`text`'s lines (split at `\\n` only: any other break is shown as an escape) after
+    `prefix`."""
+    return [prefix + line for line in text.split("\n")]
 
 
 def _hang(head: str, text: str) -> str:
@@ -721,7 +724,9 @@ def _hang(head: str, text: str) -> str:
 
 
 def format_report(report: Report) -> str:
-    """The friendly report of `course check NAME`."""
+    """The friendly report of `course check NAME`, as `terminal_text` shows it: what the
+    student's code returned or raised, and the lines of their file, cannot act on the
+    terminal."""
     exercise = report.exercise
     lines = [f"{exercise.name} ({exercise.milestone}): {display_path(report.path)}",
              f"status: {report.status}"
@@ -748,11 +753,13 @@ def format_report(report: Report) -> str:
         closing = f"Done means: {exercise.done}."
     else:
         closing = f"hint: {exercise.hint}"
-    return "\n".join([*lines, "", *textwrap.wrap(closing, WIDTH, subsequent_indent="      ")])
+    return terminal_text("\n".join([*lines, "", *textwrap.wrap(closing, WIDTH,
+                                                                subsequent_indent="      ")]))
 
 
 def format_progress(reports: list[Report]) -> str:
-    """The progress table of `course check --all`."""
+    """The progress table of `course check --all` (as `terminal_text` shows it: a folder's
+    name is the student's)."""
     lines = [f"{'exercise':<19}{'milestone':<11}{'status':<13}{'cases':<8}file"]
     for report in reports:
         cases = f"{report.passed}/{len(report.cases)}" if report.cases else "-"
@@ -761,4 +768,4 @@ def format_progress(reports: list[Report]) -> str:
     done = sum(report.status == "passing" for report in reports)
     lines += ["", f"{done} of {len(reports)} exercises passing. "
               "For the details of one: course check NAME"]
-    return "\n".join(lines)
+    return terminal_text("\n".join(lines))

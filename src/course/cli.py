@@ -13,6 +13,7 @@ import argparse
 import io
 import os
 import sys
+from typing import NoReturn
 
 from course import __version__
 from course.commands import (
@@ -33,6 +34,7 @@ from course.commands import (
 )
 from course.commands.options import UsageError
 from course.data import DataError
+from course.formatting import terminal_text
 from course.runs import RunError
 from course.tokens import TokenizerError
 
@@ -57,8 +59,17 @@ EXPECTED_ERRORS = (DataError, RunError, TokenizerError, UsageError, OSError)
 """Errors that say something about the input or the machine, not about the course's code."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are shown by `terminal_text`: it quotes a bad
+    value as a literal, but lists unrecognized arguments as they were given. Subcommands' parsers
+    are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(terminal_text(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="course",
         description="RL Foundations for LLMs: score, evaluate, select and learn, with saved runs.",
     )
@@ -88,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _one_line(err: BaseException) -> str:
-    """The error's message on one line; a filesystem error names its file."""
+    """The error's message on one line, as `terminal_text` shows it (a path or a value from the
+    data cannot act on the terminal); a filesystem error names its file."""
     if isinstance(err, OSError) and err.filename is not None:
-        return f"{err.filename}: {err.strerror or err}"
-    return " ".join(str(err).split())
+        message = f"{err.filename}: {err.strerror or err}"
+    else:
+        message = str(err)
+    return " ".join(terminal_text(message).split())

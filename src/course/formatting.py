@@ -8,6 +8,7 @@ differ in layout:
 - `percent`: a rate printed as a percentage with one decimal;
 - `markdown_table`, `code_span`, `plain_cell`: Markdown tables in run READMEs whose cells
   survive any completion text;
+- `one_line`, `terminal_text`: the escaping rule for untrusted text on a terminal (below);
 - `prose_text`, `inline_code`, `fence_text`: any other untrusted string (a problem id, a run
   note, a path) in a README, as inert text: in prose, in a code span, or on a line of a code
   fence. Each is built on `one_line`, and each returns ordinary text unchanged;
@@ -18,6 +19,30 @@ differ in layout:
   table a command prints fits `COLUMNS`: a sentence wraps between words with a hanging indent,
   a cell too long for its column is cut with a visible mark and its length, and a table whose
   headings are numbers says once what each number stands for.
+
+The escaping rule. Text the course did not write (an id, a note, a completion, a prompt, a
+line of a student's file or of their exception, a path) reaches a terminal, a log or a README
+only with every character that is not printable (`str.isprintable()` is False: the C0 and C1
+controls with ESC, CR, DEL and U+0085; the line and paragraph separators U+2028/U+2029; every
+format character, such as the bidirectional controls U+202A-U+202E and U+2066-U+2069, the marks
+U+200E/U+200F, the zero-width characters U+200B-U+200D and U+FEFF; spaces other than ` `;
+surrogates, private-use and unassigned code points) written as its Python escape (`\\x1b`,
+`\\r`, `\\u202e`), visibly, in ASCII. A printable character, whatever its script, is left as
+it is. Three forms apply it:
+
+- `one_line(value)`: a value on its own, reversibly: a backslash is doubled too, so the text
+  reads back exactly as the body of a Python string literal;
+- `repr(value)` (and `ascii`, which also escapes every non-ASCII character, for lookalikes):
+  a string shown as a quoted literal, such as a completion; Python escapes exactly the same
+  characters;
+- `terminal_text(text)`: a message or report the course composed, whose values may not have
+  gone through the above (an error line naming a path, a student's exception): line breaks
+  `\\n` are kept, backslashes too (the values in it may already be literals); every other
+  character that is not printable is escaped. A guard, not a notation to read back.
+
+(`course tokens` draws a token piece's whitespace as symbols, `·`, `⏎`, `␍`, `⇥`, and any other
+character that is not printable as `⟨U+XXXX⟩`, for its table: another notation, the same set of
+characters, none printed raw. `tests/test_terminal_escapes.py` holds every form to the rule.)
 """
 
 from __future__ import annotations
@@ -70,14 +95,32 @@ def markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
 
 # -- untrusted strings in Markdown -------------------------------------------------------------
 
+def _escaped(text: str, also: str = "") -> str:
+    """`text` with every character that is not printable, and every character of `also`,
+    written as its Python escape (`repr` of the character, without the quotes)."""
+    if text.isprintable() and not any(ch in text for ch in also):
+        return text
+    return "".join(ch if ch.isprintable() and ch not in also else repr(ch)[1:-1]
+                   for ch in text)
+
+
 def one_line(text: str) -> str:
     """`text` as one line of visible characters, in the notation of a Python string literal:
     a backslash is doubled and every character that is not printable (a line break of any
     kind, a tab, a control or format character, NBSP, ...) is written as its escape (`\\n`,
-    `\\u2028`). Printable text without a backslash is returned as it is."""
-    if text.isprintable() and "\\" not in text:
-        return text
-    return "".join(ch if ch.isprintable() and ch != "\\" else repr(ch)[1:-1] for ch in text)
+    `\\u2028`). Printable text without a backslash is returned as it is. The escaping rule
+    for a value (module docstring): the escapes are those of a Python literal, so
+    `ast.literal_eval('"' + shown.replace('"', '\\"') + '"')` gives `text` back."""
+    return _escaped(text, "\\")
+
+
+def terminal_text(text: str) -> str:
+    """A text the course composed for a terminal (a report, an error line), safe to print:
+    every character that is not printable is written as its Python escape, except the line
+    break `\\n`; backslashes and printable text are left as they are, so a value already
+    shown as a literal in it reads the same. Text without such a character is returned as it
+    is. The escaping rule's guard for text whose values it cannot reach one by one."""
+    return "\n".join(_escaped(line) for line in text.split("\n"))
 
 
 _SNIPPET_MARK = re.compile(r"(?<=8)<(?=-)")

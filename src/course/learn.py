@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from course.data import Record, load_problems, load_rollouts
-from course.formatting import fixed, paragraph, wrap
+from course.formatting import fixed, one_line, paragraph, wrap
 from course.paths import DATA_DIR
 from course.rubrics import RUBRICS
 from course.scorer import score
@@ -381,7 +381,7 @@ def slow_motion(learner: Policy, problems: Sequence[Record], config: LearnConfig
     problem = problems[int(one.x[0])]
     a = float(update.advantage[which])
     direction = "up" if a > 0 else "down" if a < 0 else "nowhere"
-    lines = [paragraph(f"prompt {problem['id']}: {problem['prompt']!r} "
+    lines = [paragraph(f"prompt {one_line(problem['id'])}: {problem['prompt']!r} "
                        f"(expected {problem['expected_answer']})"),
              paragraph(f"sampled {one.texts[0]!r}: reward {update.reward[which]:.0f}"
                        + ("" if config.reward == "strict" else

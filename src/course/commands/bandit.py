@@ -16,6 +16,7 @@ from course.bandit import (
     train,
 )
 from course.commands.options import add_output_arguments, check_output_arguments, make_config
+from course.formatting import one_line
 from course.paths import display_path
 from course.reports.bandit import build_run
 from course.runs import write_run
@@ -53,5 +54,5 @@ def _main(args: Any) -> int:
         print(fast_log(history, config, every=1 if args.log_every_step else max(1, steps // 10)))
     if args.out is not None:
         path = write_run(args.out, build_run(config, args.note))
-        print(f"wrote {display_path(path)}")
+        print(f"wrote {one_line(display_path(path))}")
     return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from course.datagen import SEED, build_data, check, write_data
+from course.formatting import terminal_text
 from course.paths import DATA_DIR, display_path
 
 
@@ -36,7 +37,7 @@ def _generate(args: Any) -> int:
 def _check(args: Any) -> int:
     problems = check()
     for problem in problems:
-        print(problem)
+        print(terminal_text(problem))  # names from provenance.json are data
     if problems:
         print(f"{len(problems)} problem(s); if the change was on purpose, run "
               "`course data generate` and review the diff")

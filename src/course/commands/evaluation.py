@@ -16,7 +16,7 @@ from course.commands.options import (
     warn_unknown_origin,
 )
 from course.evaluation import SCORERS, CompareConfig, EvalConfig, compare_runs
-from course.formatting import percent
+from course.formatting import one_line, percent
 from course.paths import display_path
 from course.reports import comparison
 from course.reports.evaluation import build_run
@@ -58,7 +58,7 @@ def _eval_main(args: Any) -> int:
     warn_unknown_origin("eval", config.rollouts, files)
     summary = json.loads(files["summary.json"])
     lo, hi = summary["pass_rate_ci95"]
-    print(f"wrote {display_path(path)}: {summary['passes']}/{summary['n']} pass, "
+    print(f"wrote {one_line(display_path(path))}: {summary['passes']}/{summary['n']} pass, "
           f"pass rate {percent(summary['pass_rate'])} (95% CI {percent(lo)} to {percent(hi)})")
     return 0
 
@@ -73,7 +73,7 @@ def _compare_main(args: Any) -> int:
         return 0
     files = comparison.build_run(config, args.note)  # a refused comparison raises here
     path = write_run(args.out, files)
-    # the saved bytes themselves: a path holding U+2028 stays one line, as in the file
+    # the saved bytes themselves (each run's path as `one_line` shows it, as in the file)
     sys.stdout.write(files["comparison.txt"].decode("utf-8"))
-    print(f"saved the comparison in {display_path(path)}", file=sys.stderr)
+    print(f"saved the comparison in {one_line(display_path(path))}", file=sys.stderr)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from course.commands.options import add_output_arguments, check_output_arguments, make_config
+from course.formatting import one_line
 from course.kl import KLConfig, describe_policy, sweep, sweep_table
 from course.paths import display_path
 from course.reports.kl import build_run
@@ -35,5 +36,5 @@ def _main(args: Any) -> int:
         print(sweep_table(config, sweep(config)))
     if args.out is not None:
         path = write_run(args.out, build_run(config, args.note))
-        print(f"wrote {display_path(path)}")
+        print(f"wrote {one_line(display_path(path))}")
     return 0

@@ -12,6 +12,7 @@ from course.commands.options import (
     check_output_arguments,
     make_config,
 )
+from course.formatting import one_line
 from course.learn import ADVANTAGES, LearnConfig, log_table, setup, slow_motion, train
 from course.paths import display_path
 from course.reports.learn import trained_run
@@ -66,5 +67,5 @@ def _main(args: Any) -> int:
     print(log_table([entry for entry in logs
                      if entry.step % args.log_every == 0 or entry.step in (1, config.steps)]))
     if args.out is not None:
-        print(f"wrote {display_path(write_run(args.out, files))}")
+        print(f"wrote {one_line(display_path(write_run(args.out, files)))}")
     return 0

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from course.commands.options import add_output_arguments, check_output_arguments, make_config
+from course.formatting import one_line
 from course.mdp import MDPConfig, toy_mdp_log, train
 from course.paths import display_path
 from course.reports.mdp import build_run
@@ -39,5 +40,5 @@ def _main(args: Any) -> int:
     print(toy_mdp_log(history, config, shown=None if args.log_every_episode else 10), end="")
     if args.out is not None:
         path = write_run(args.out, build_run(config, args.note))
-        print(f"wrote {display_path(path)}")
+        print(f"wrote {one_line(display_path(path))}")
     return 0

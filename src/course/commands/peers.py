@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from course.commands.options import add_case_arguments, check_output_arguments
-from course.formatting import paragraph, short_number, wrap
+from course.formatting import one_line, paragraph, short_number, wrap
 from course.paths import display_path
 from course.peers import ComparisonConfig, load_cases, score_cases, try_completion, usable_rules
 from course.reports.peers import build_run, format_disagreements, reward_text
@@ -44,5 +44,5 @@ def _main(args: Any) -> int:
     for name in unavailable:
         print(f"({name} skipped: math-verify is not installed)")
     if args.out is not None:
-        print(f"saved {display_path(write_run(args.out, build_run(config, args.note)))}")
+        print(f"saved {one_line(display_path(write_run(args.out, build_run(config, args.note))))}")
     return 0

@@ -7,7 +7,7 @@ from typing import Any
 
 from course import data
 from course.commands.options import add_case_arguments, check_output_arguments
-from course.formatting import paragraph, short_number
+from course.formatting import one_line, paragraph, short_number
 from course.paths import display_path
 from course.reports.rubrics import build_run, format_matrix
 from course.rubrics import RUBRICS, MatrixConfig, score_matrix
@@ -38,5 +38,5 @@ def _main(args: Any) -> int:
                         config.rubrics)
     print(format_matrix(rows, config.rubrics))
     if args.out is not None:
-        print(f"saved {display_path(write_run(args.out, build_run(config, args.note)))}")
+        print(f"saved {one_line(display_path(write_run(args.out, build_run(config, args.note))))}")
     return 0

@@ -8,6 +8,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from course.commands.options import UsageError
+from course.formatting import one_line
 from course.paths import RUNS_DIR, display_path
 from course.reports.canonical import CANONICAL, regenerate, verify
 from course.runs import leftover_partials, read_json
@@ -33,7 +34,7 @@ def register(subparsers: Any) -> None:
 
 def _report_leftovers() -> None:
     for folder in leftover_partials(RUNS_DIR):
-        print(f"leftover: {display_path(folder)} is a run write that was interrupted; "
+        print(f"leftover: {one_line(display_path(folder))} is a run write that was interrupted; "
               "nothing reads it, delete it when no command is running")
 
 
@@ -41,11 +42,13 @@ def _list_main(args: Any) -> int:
     _report_leftovers()
     manifests = {name: read_json(RUNS_DIR / name, "manifest.json")
                  for name in CANONICAL if (RUNS_DIR / name).is_dir()}
-    width = max((len(str(m.get("kind", "?"))) for m in manifests.values()), default=0)
+    shown = {name: (one_line(str(m.get("kind", "?"))), one_line(str(m.get("note", ""))))
+             for name, m in manifests.items()}   # data: each shown by the escaping rule
+    width = max((len(kind) for kind, _ in shown.values()), default=0)
     for name in CANONICAL:
-        if name in manifests:
-            kind, note = manifests[name].get("kind", "?"), manifests[name].get("note", "")
-            print(f"{name}  {kind!s:<{width}}  {note}")
+        if name in shown:
+            kind, note = shown[name]
+            print(f"{name}  {kind:<{width}}  {note}")
         else:
             print(f"{name}  (missing: course runs regenerate {name})")
     return 0

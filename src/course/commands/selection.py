@@ -13,7 +13,7 @@ from course.commands.options import (
     make_config,
     warn_unknown_origin,
 )
-from course.formatting import COLUMNS, fill, paragraph
+from course.formatting import COLUMNS, fill, one_line, paragraph
 from course.paths import display_path
 from course.reports.selection import build_run
 from course.runs import write_run
@@ -58,7 +58,7 @@ def _main(args: Any) -> int:
         print(f"{row['n']:>3}  {row['best_of_n']:>18.3f}  {row['majority_vote']:>13.3f}  "
               f"{row['random']:>11.3f}  {row['pass_at_k']:>6.3f}")
     print(f"pass@1 {summary['pass_at_1']:.3f} (the policy, unchanged)")
-    print("\n".join(fill("selection still fails on: ", summary["selection_fails"] or ["none"],
-                         COLUMNS, gap=", ")))
-    print(f"saved {display_path(path)}")
+    fails = [one_line(problem_id) for problem_id in summary["selection_fails"]] or ["none"]
+    print("\n".join(fill("selection still fails on: ", fails, COLUMNS, gap=", ")))
+    print(f"saved {one_line(display_path(path))}")
     return 0

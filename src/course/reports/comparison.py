@@ -29,7 +29,14 @@ from course.evaluation import (
     CompareConfig,
     compare_runs,
 )
-from course.formatting import fence_text, inline_code, percent, prose_text, rounded
+from course.formatting import (
+    fence_text,
+    inline_code,
+    one_line,
+    percent,
+    prose_text,
+    rounded,
+)
 from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.reports.evaluation import shell_word
@@ -47,7 +54,8 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for side in ("a", "b"):
         lo, hi = report[f"pass_rate_{side}_ci95"]
-        lines.append(f"run {side.upper()}: {report[f'run_{side}']}: {report[f'passes_{side}']}"
+        lines.append(f"run {side.upper()}: {one_line(report[f'run_{side}'])}: "
+                     f"{report[f'passes_{side}']}"
                      f"/{report['n']} pass, {percent(report[f'pass_rate_{side}'])} "
                      f"(95% CI {percent(lo)} to {percent(hi)})")
     lo, hi = report["difference_ci95"]
