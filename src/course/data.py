@@ -30,6 +30,8 @@ or writes: data flows out of this module, never back in.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,17 +53,42 @@ class DataError(ValueError):
         super().__init__(f"{where}: {what}{problem}")
 
 
+MAX_FILE_BYTES = 1 << 30
+"""Upper bound on a data file's size, 1 GiB: ten times a million-example rollouts file, and
+what a laptop can hold once decoded and parsed. A bigger file (or `/dev/zero`) is refused
+before a byte is read, instead of ending in a MemoryError."""
+
+
 def _read_text(path: Path) -> str:
     """The file's text, or a `DataError` that says why it cannot be read (missing, a folder,
-    no permission, not UTF-8: the line of the first bad byte is named)."""
+    not a regular file, over `MAX_FILE_BYTES`, no permission, not UTF-8: the line of the
+    first bad byte is named).
+
+    The file is opened without blocking (a FIFO would wait forever for a writer) and checked
+    with `fstat` before anything is read; at most `MAX_FILE_BYTES` + 1 bytes are ever read,
+    so a file that grows meanwhile is refused too."""
     try:
-        raw = path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, None, None, "is a folder, not a data file") from None
     except OSError as err:
         raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise DataError(path, None, None, "is a folder, not a data file")
+        if not stat.S_ISREG(status.st_mode):
+            raise DataError(path, None, None, "not a regular file (a device, FIFO or "
+                                              "socket), so it is not read")
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            raw = b"" if status.st_size > MAX_FILE_BYTES else stream.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    finally:
+        os.close(descriptor)
+    if max(status.st_size, len(raw)) > MAX_FILE_BYTES:
+        raise DataError(path, None, None, f"larger than the {MAX_FILE_BYTES:,}-byte limit "
+                                          "on a data file")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:

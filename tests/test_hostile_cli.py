@@ -1,0 +1,162 @@
+"""Hostile command lines, by class (issue 21): one clear line and exit code 2, never a
+traceback, and nothing computed or written before the refusal.
+
+1. paths that cannot be resolved (a symbolic-link loop) are named, not a traceback;
+2. every size a user can ask for is bounded, with a message that names the limit, before
+   anything is allocated; input files are regular files of bounded size, checked before reading;
+3. an `--out` that could not be written is refused before the work starts;
+4. `course data generate --out DIR` never overwrites a file;
+5. non-finite numbers are refused before anything is written;
+6. blank JSONL lines and byte order marks follow one rule everywhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course import data, paths
+from course.cli import main
+from course.jsonfiles import jsonl_bytes
+
+HUGE = "1" + "0" * 22
+"""A 23-digit count: it overflowed a C long in `learn` and numpy's dimension in `bandit`."""
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str, command: str) -> bool:
+    lines = [line for line in err.splitlines() if not line.startswith(f"course {command}: warn")]
+    return len(lines) == 1 and lines[0].startswith(f"course {command}: error: ")
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make every lesson's training or building fail loudly: a refusal must come first."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the work started before the refusal")
+    for target in ("course.commands.learn.trained_run", "course.commands.learn.train",
+                   "course.commands.bandit.train", "course.commands.mdp.train",
+                   "course.commands.kl.sweep", "course.commands.goodhart.simulate",
+                   "course.commands.goodhart.build_run", "course.commands.selection.build_run",
+                   "course.commands.evaluation.build_run"):
+        monkeypatch.setattr(target, refuse)
+
+
+# -- 1. paths that cannot be resolved ------------------------------------------------------------
+
+def test_display_path_names_a_symlink_loop_instead_of_raising(tmp_path):
+    loop = tmp_path / "L"
+    loop.symlink_to("L")
+    assert paths.display_path(loop) == str(loop)
+    assert paths.display_path(loop / "x") == str(loop / "x")
+
+
+@pytest.mark.parametrize("argv", [
+    ["kl", "--out", "{loop}", "--note", "n"],
+    ["kl", "--out", "{loop}/run", "--note", "n"],
+    ["learn", "--out", "{loop}", "--note", "n"],
+    ["bandit", "--out", "{loop}", "--note", "n"],
+    ["mdp", "--out", "{loop}/run", "--note", "n"],
+    ["select", "--pack", "{loop}", "--out", "{tmp}/run", "--note", "n"],
+    ["eval", "--problems", "{loop}", "--rollouts", "{loop}", "--out", "{tmp}/run",
+     "--note", "n"],
+    ["compare", "{loop}", "{loop}"],
+    ["rubrics", "--exploits", "{loop}"],
+    ["data", "generate", "--out", "{loop}"],
+])
+def test_a_symlink_loop_anywhere_is_one_line(argv, tmp_path, capsys):
+    loop = tmp_path / "L"
+    loop.symlink_to("L")
+    code, _out, err = run(capsys, *(a.format(loop=loop, tmp=tmp_path) for a in argv))
+    assert code == 2 and one_error_line(err, argv[0]), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["L"]
+
+
+# -- 2. sizes are bounded before any allocation ---------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["learn", "--batch-size", "100000000"], "batch_size: must be at most 1,024"),
+    (["learn", "--batch-size", HUGE], "batch_size: must be at most 1,024"),
+    (["learn", "--steps", HUGE], "steps: must be at most 10,000"),
+    (["bandit", "--batch-size", HUGE], "batch_size: must be at most 1,000"),
+    (["bandit", "--steps", "3001"], "steps: must be at most 3,000"),
+    (["mdp", "--episodes", HUGE], "episodes: must be at most 100,000"),
+    (["goodhart", "--steps", "10001"], "steps: must be at most 10,000"),
+    (["kl", "--num-betas", HUGE], "num_betas: must be at most 10,000"),
+    (["learn", "--batch-size", "1"], "batch_size: must be >= 2 (leave-one-out baseline)"),
+])
+def test_every_count_has_an_upper_bound_named_in_the_message(argv, says, capsys, no_work):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and one_error_line(err, argv[0]) and out == ""
+    assert says in err
+
+
+def test_a_count_too_long_to_print_is_shown_by_its_digits(capsys, no_work):
+    code, _out, err = run(capsys, "kl", "--num-betas", "9" * 200)
+    assert code == 2 and "a number of 200 digits" in err and "9" * 50 not in err
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "folder"])
+def test_an_input_that_is_not_a_regular_file_is_refused_before_reading(special, tmp_path,
+                                                                         capsys):
+    import os
+    path = tmp_path / special if special != "/dev/zero" else special
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        os.mkdir(path)
+    code, _out, err = run(capsys, "eval", "--problems", path, "--rollouts", path,
+                          "--out", tmp_path / "run", "--note", "n")
+    assert code == 2 and one_error_line(err, "eval")
+    assert "not a regular file" in err or "is a folder" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_data_file_over_the_size_limit_is_refused_before_reading(tmp_path, monkeypatch):
+    path = tmp_path / "problems.jsonl"
+    path.write_bytes(jsonl_bytes([{"id": "p", "prompt": "x" * 100, "expected_answer": 1}]))
+    monkeypatch.setattr(data, "MAX_FILE_BYTES", 50)
+    with pytest.raises(data.DataError, match="larger than the 50-byte limit"):
+        data.load_problems(path)
+
+
+# -- 3. an unwritable --out is refused before the work --------------------------------------------
+
+@pytest.mark.parametrize("where", ["under-a-file", "under-a-loop", "name-too-long",
+                                   "deep-under-a-file"])
+@pytest.mark.parametrize("command", [["learn", "--steps", "1"], ["bandit"], ["mdp"], ["kl"],
+                                     ["goodhart"]])
+def test_an_out_that_cannot_be_written_is_refused_before_training(command, where, tmp_path,
+                                                                  capsys, no_work):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "L").symlink_to("L")
+    target = {"under-a-file": tmp_path / "file" / "run",
+              "under-a-loop": tmp_path / "L" / "run",
+              "name-too-long": tmp_path / ("r" * 300),
+              "deep-under-a-file": tmp_path / "file" / "a" / "b" / "run"}[where]
+    code, out, err = run(capsys, *command, "--out", target, "--note", "n")
+    assert code == 2 and one_error_line(err, command[0]) and out == ""
+    assert "cannot write the run folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["L", "file"]
+
+
+def test_an_out_in_a_folder_that_refuses_new_folders_is_refused_before_training(
+        tmp_path, capsys, no_work, monkeypatch):
+    # root ignores permissions, so the refusal is played by the folder creation itself
+    from course.commands import options
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(options.tempfile, "mkdtemp", refuse)
+    code, _out, err = run(capsys, "learn", "--out", tmp_path / "run", "--note", "n")
+    assert code == 2 and "cannot make a folder in" in err and "Permission denied" in err
+
+
+def test_an_out_whose_parents_do_not_exist_yet_is_still_accepted(tmp_path, capsys):
+    code, _out, err = run(capsys, "kl", "--out", tmp_path / "a" / "b" / "run", "--note", "n")
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["run"]
