@@ -160,3 +160,43 @@ def test_an_out_whose_parents_do_not_exist_yet_is_still_accepted(tmp_path, capsy
     code, _out, err = run(capsys, "kl", "--out", tmp_path / "a" / "b" / "run", "--note", "n")
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["run"]
+
+
+# -- 4. data generate never overwrites a file -----------------------------------------------------
+
+def test_data_generate_refuses_to_overwrite_any_file_and_writes_nothing(tmp_path, capsys):
+    (tmp_path / "README.md").write_text("a clone's own README\n")
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "problems" / "dev.jsonl").symlink_to(tmp_path / "nowhere")
+    code, out, err = run(capsys, "data", "generate", "--out", tmp_path)
+    assert code == 2 and one_error_line(err, "data") and out == ""
+    assert "README.md: already exists with other content, as do 1 more" in err
+    assert (tmp_path / "README.md").read_text() == "a clone's own README\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["README.md", "dev.jsonl",
+                                                            "problems"]
+
+
+def test_data_generate_into_a_new_folder_then_again_changes_nothing(tmp_path, capsys):
+    code, out, _err = run(capsys, "data", "generate", "--out", tmp_path / "d")
+    assert code == 0 and "0 file(s)" not in out
+    before = {p: p.read_bytes() for p in (tmp_path / "d").rglob("*") if p.is_file()}
+    code, out, _err = run(capsys, "data", "generate", "--out", tmp_path / "d")
+    assert code == 0 and out.strip() == "0 file(s) written, the rest unchanged"
+    code, _out, err = run(capsys, "data", "generate", "--out", tmp_path / "d", "--seed", "7")
+    assert code == 2 and "never overwrites a file" in err
+    assert {p: p.read_bytes() for p in (tmp_path / "d").rglob("*") if p.is_file()} == before
+
+
+def test_data_generate_refuses_a_file_where_a_folder_goes(tmp_path, capsys):
+    (tmp_path / "golden").write_text("mine\n")
+    code, _out, err = run(capsys, "data", "generate", "--out", tmp_path)
+    assert code == 2 and one_error_line(err, "data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden"]
+
+
+@pytest.mark.parametrize("seed", ["-5", "-1"])
+def test_data_generate_refuses_a_negative_seed(seed, tmp_path, capsys):
+    code, out, err = run(capsys, "data", "generate", "--out", tmp_path / "d", "--seed", seed)
+    assert out == ""
+    assert code == 2 and one_error_line(err, "data") and "--seed: must be >= 0" in err
+    assert not (tmp_path / "d").exists()
