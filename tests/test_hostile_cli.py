@@ -12,11 +12,23 @@ traceback, and nothing computed or written before the refusal.
 
 from __future__ import annotations
 
+import json
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course import data, paths
 from course.cli import main
-from course.jsonfiles import jsonl_bytes
+from course.jsonfiles import (
+    NonFiniteNumber,
+    ascii_jsonl_bytes,
+    json_bytes,
+    jsonl_bytes,
+    jsonl_lines,
+    non_finite_field,
+)
 
 HUGE = "1" + "0" * 22
 """A 23-digit count: it overflowed a C long in `learn` and numpy's dimension in `bandit`."""
@@ -200,3 +212,100 @@ def test_data_generate_refuses_a_negative_seed(seed, tmp_path, capsys):
     assert out == ""
     assert code == 2 and one_error_line(err, "data") and "--seed: must be >= 0" in err
     assert not (tmp_path / "d").exists()
+
+
+# -- 5. non-finite numbers are refused before anything is written --------------------------------
+
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")
+def test_a_diverging_run_saves_nothing_and_says_which_field(tmp_path, capsys):
+    code, out, err = run(capsys, "learn", "--lr", "1e308", "--beta", "1e308", "--steps", "5",
+                         "--out", tmp_path / "r", "--note", "n")
+    errors = [line for line in err.splitlines() if line.startswith("course learn:")]
+    assert code == 2 and len(errors) == 1 and "JSON has no NaN or infinity" in errors[0]
+    assert "field '" in errors[0] and out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("writer", [json_bytes, lambda obj: jsonl_bytes([{"ok": 1}, obj]),
+                                    lambda obj: ascii_jsonl_bytes([obj])])
+def test_every_json_writer_refuses_a_non_finite_number_naming_its_field(writer, bad):
+    with pytest.raises(NonFiniteNumber, match=r"field '(\[\d\])?\.?sampling\.t\[1\]'"):
+        writer({"sampling": {"t": [0.5, bad]}})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=8))
+def test_json_bytes_writes_exactly_the_finite_values(value):
+    found = non_finite_field(value)
+    if found is None:
+        assert json_bytes(value) == (json.dumps(value, indent=2, ensure_ascii=False)
+                                     + "\n").encode("utf-8", "backslashreplace")
+    else:
+        with pytest.raises(NonFiniteNumber) as refused:
+            json_bytes(value)
+        assert refused.value.field == found[0]
+
+
+@pytest.mark.parametrize(("number", "field"), [("NaN", "sampling.temperature"),
+                                               ("Infinity", "sampling.temperature"),
+                                               ("-Infinity", "sampling.temperature"),
+                                               ("1e999", "sampling.temperature")])
+def test_a_provenance_file_with_a_non_finite_number_is_refused_at_load(number, field,
+                                                                        tmp_path, capsys):
+    origin = tmp_path / "origin.json"
+    origin.write_text('{"made_by": "m", "prompt_version": "v", '
+                      f'"sampling": {{"temperature": {number}}}}}')
+    with pytest.raises(data.DataError, match=f"field '{field}': {number} is not a number"):
+        data.origin(tmp_path / "rollouts.jsonl", origin)
+    problems = tmp_path / "problems.jsonl"
+    problems.write_bytes(jsonl_bytes([{"id": "p", "prompt": "x", "expected_answer": 1}]))
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_bytes(jsonl_bytes([{"id": "p", "completion": "Final: 1"}]))
+    code, _out, err = run(capsys, "eval", "--problems", problems, "--rollouts", rollouts,
+                          "--provenance", origin, "--out", tmp_path / "run", "--note", "n")
+    assert code == 2 and one_error_line(err, "eval") and "origin.json" in err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("reward", ["NaN", "Infinity", "1e400"])
+def test_a_kata_reward_must_be_a_finite_number(reward, tmp_path):
+    path = tmp_path / "kata.jsonl"
+    path.write_text('{"id": "k", "prompt": "p", "expected_answer": 1, "completion": "c", '
+                    f'"reward": {reward}, "code": "ok"}}\n')
+    with pytest.raises(data.DataError, match=r"kata.jsonl:1: field 'reward': .* not a number"):
+        data.load_kata(path)
+
+
+# -- 6. one rule for blank JSONL lines; a BOM is named ----------------------------------------
+
+@pytest.mark.parametrize("blank", ["", " ", "\t", " \t ", "\r"])
+def test_a_line_of_json_whitespace_is_blank(blank, tmp_path):
+    path = tmp_path / "problems.jsonl"
+    record = json.dumps({"id": "p", "prompt": "x", "expected_answer": 1})
+    path.write_text(f"{blank}\n{record}\n{blank}\n", encoding="utf-8")
+    assert [r["id"] for r in data.load_problems(path)] == ["p"]
+
+
+@pytest.mark.parametrize("other", ["\u00a0", "\u3000", "\u2028", "\x0c", "\x0b", "\x85",
+                                   "\u200b"])
+def test_a_line_of_other_whitespace_is_an_error_naming_its_line(other, tmp_path):
+    path = tmp_path / "problems.jsonl"
+    record = json.dumps({"id": "p", "prompt": "x", "expected_answer": 1})
+    path.write_text(f"{record}\n{other}\n", encoding="utf-8")
+    assert jsonl_lines(path.read_text(encoding="utf-8")) == [(1, record), (2, other)]
+    with pytest.raises(data.DataError, match=r"problems\.jsonl:2: invalid JSON"):
+        data.load_problems(path)
+
+
+@pytest.mark.parametrize(("name", "loader"), [("problems.jsonl", data.load_problems),
+                                              ("key.json", data.load_kata_key)])
+def test_a_byte_order_mark_is_named(name, loader, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + jsonl_bytes([{"id": "p", "prompt": "x",
+                                                      "expected_answer": 1}]))
+    with pytest.raises(data.DataError, match=f"{name}:1: invalid JSON: starts with a UTF-8 "
+                                             r"byte order mark \(BOM\)"):
+        loader(path)
