@@ -182,7 +182,7 @@ def test_data_generate_refuses_to_overwrite_any_file_and_writes_nothing(tmp_path
     (tmp_path / "problems" / "dev.jsonl").symlink_to(tmp_path / "nowhere")
     code, out, err = run(capsys, "data", "generate", "--out", tmp_path)
     assert code == 2 and one_error_line(err, "data") and out == ""
-    assert "README.md: already exists with other content, as do 1 more" in err
+    assert "README.md: already exists, and is not what the generator writes (and 1 more)" in err
     assert (tmp_path / "README.md").read_text() == "a clone's own README\n"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["README.md", "dev.jsonl",
                                                             "problems"]
@@ -195,14 +195,14 @@ def test_data_generate_into_a_new_folder_then_again_changes_nothing(tmp_path, ca
     code, out, _err = run(capsys, "data", "generate", "--out", tmp_path / "d")
     assert code == 0 and out.strip() == "0 file(s) written, the rest unchanged"
     code, _out, err = run(capsys, "data", "generate", "--out", tmp_path / "d", "--seed", "7")
-    assert code == 2 and "never overwrites a file" in err
+    assert code == 2 and "never overwrites anything" in err
     assert {p: p.read_bytes() for p in (tmp_path / "d").rglob("*") if p.is_file()} == before
 
 
 def test_data_generate_refuses_a_file_where_a_folder_goes(tmp_path, capsys):
     (tmp_path / "golden").write_text("mine\n")
     code, _out, err = run(capsys, "data", "generate", "--out", tmp_path)
-    assert code == 2 and one_error_line(err, "data")
+    assert code == 2 and one_error_line(err, "data") and "golden: already exists" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["golden"]
 
 

@@ -852,13 +852,14 @@ def write_data(files: Mapping[str, bytes], out: Path, replace: bool = False) -> 
     under version control) changed files are replaced."""
     changed = {out / name: content for name, content in files.items()
                if not _holds(out / name, content)}
-    in_the_way = [] if replace else [target for target in changed if _taken(target, out)]
+    in_the_way = [] if replace else sorted(
+        {blocker for target in changed if (blocker := _in_the_way(target, out)) is not None})
     if in_the_way:
-        more = f", as do {len(in_the_way) - 1} more of the files" if len(in_the_way) > 1 else ""
-        raise FileExistsError(errno.EEXIST, f"already exists with other content{more}; "
-                              "`course data generate --out DIR` never overwrites a file: "
-                              "choose a new or empty folder, or run it without --out to "
-                              "rewrite data/", display_path(in_the_way[0]))
+        more = f" (and {len(in_the_way) - 1} more)" if len(in_the_way) > 1 else ""
+        raise FileExistsError(errno.EEXIST, f"already exists, and is not what the generator "
+                              f"writes{more}; `course data generate --out DIR` never "
+                              "overwrites anything: choose a new or empty folder, or run it "
+                              "without --out to rewrite data/", display_path(in_the_way[0]))
     for target, content in changed.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -885,10 +886,15 @@ def _holds(path: Path, content: bytes) -> bool:
             and path.read_bytes() == content)
 
 
-def _taken(target: Path, out: Path) -> bool:
-    """True if writing `target` would replace something: the name exists (as anything, even a
-    dangling link), or a folder between `out` and it is not a plain folder."""
+def _in_the_way(target: Path, out: Path) -> Path | None:
+    """What writing `target` would replace, or None: the name itself if it exists (as
+    anything, even a dangling link), else the first folder on the way, from `out` down, that
+    exists but is not a folder (`out` itself may be a link to one; those below it may not)."""
     if os.path.lexists(target):
-        return True
-    return any(os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir())
-               for folder in target.parents if folder != out and out in folder.parents)
+        return target
+    below = [folder for folder in target.parents if out in folder.parents]
+    for folder in [out, *reversed(below)]:
+        if os.path.lexists(folder) and (not folder.is_dir()
+                                        or (folder != out and folder.is_symlink())):
+            return folder
+    return None
