@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import data, paths
+from course import bandit, data, goodhart, kl, learn, mdp, paths
 from course.cli import main
 from course.jsonfiles import (
     NonFiniteNumber,
@@ -105,6 +105,33 @@ def test_every_count_has_an_upper_bound_named_in_the_message(argv, says, capsys,
     code, out, err = run(capsys, *argv)
     assert code == 2 and one_error_line(err, argv[0]) and out == ""
     assert says in err
+
+
+COUNTS = [(bandit.BanditConfig, "steps", 1, bandit.MAX_STEPS),
+          (bandit.BanditConfig, "batch_size", 1, bandit.MAX_BATCH_SIZE),
+          (learn.LearnConfig, "steps", 1, learn.MAX_STEPS),
+          (learn.LearnConfig, "batch_size", 2, learn.MAX_BATCH_SIZE),
+          (mdp.MDPConfig, "episodes", 1, mdp.MAX_EPISODES),
+          (goodhart.GoodhartConfig, "steps", 1, goodhart.MAX_STEPS),
+          (kl.KLConfig, "num_betas", 2, kl.MAX_BETAS)]
+"""Every count a command line sets, with its allowed range."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(count=st.sampled_from(COUNTS), value=st.one_of(
+    st.integers(), st.integers(min_value=-10**30, max_value=10**30),
+    st.sampled_from([-1, 0, 1, 2, 1000, 1001, 1024, 1025, 3000, 3001, 10_000, 10_001,
+                     100_000, 100_001, 10**22, 10**4000])))
+def test_a_config_accepts_a_count_exactly_in_its_range(count, value):
+    factory, field, low, high = count
+    if low <= value <= high:
+        assert getattr(factory(**{field: value}), field) == value
+    else:
+        with pytest.raises(ValueError) as refused:
+            factory(**{field: value})
+        message = str(refused.value)
+        assert "\n" not in message and len(message) < 300 and message.startswith(f"{field}: ")
+        assert (f"at most {high:,}" if value > high else f">= {low}") in message
 
 
 def test_a_count_too_long_to_print_is_shown_by_its_digits(capsys, no_work):
