@@ -55,9 +55,10 @@ class DataError(ValueError):
 
 
 MAX_FILE_BYTES = 1 << 30
-"""Upper bound on a data file's size, 1 GiB: ten times a million-example rollouts file, and
-what a laptop can hold once decoded and parsed. A bigger file (or `/dev/zero`) is refused
-before a byte is read, instead of ending in a MemoryError."""
+"""Upper bound on a data file's size, 1 GiB: a million rollouts of 1 KB each (the course's own
+are about 80 bytes a line), and about what a laptop can hold once the whole file is decoded
+and parsed. A bigger file (or `/dev/zero`) is refused before a byte is read, instead of ending
+in a MemoryError."""
 
 
 def _read_text(path: Path) -> str:
