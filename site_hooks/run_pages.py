@@ -365,9 +365,12 @@ def split_lines(text: str) -> list[str]:
 
 
 def read_jsonl(path: Path) -> list[Any]:
+    """Each JSON value of a JSON Lines file. A line is blank, and skipped, only when it holds
+    nothing but JSON's whitespace (space, tab, carriage return), the rule of the course's own
+    reader (`course.jsonfiles.jsonl_lines`); a line of other whitespace (U+00A0) is an error."""
     records = []
     for number, line in enumerate(split_lines(path.read_text(encoding="utf-8")), start=1):
-        if line.strip(" \t"):
+        if line.strip(" \t\r"):
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as err:

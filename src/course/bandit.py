@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from course.formatting import COLUMNS, fill, fixed, paragraph, vector, wrap
+from course.limits import count_problem
 from course.policy import grad_log_prob, sample_actions, softmax
 
 # -- 1. the setup -------------------------------------------------------------------------------
@@ -56,6 +57,14 @@ information is whether a reward beat what was expected. That is the baseline's j
 
 BASELINES = ("none", "running", "batch")
 
+MAX_STEPS = 3_000
+"""Upper bound on `steps`, ten times the canonical 300: every step's arrays are kept for the
+log and the plots, and the saved run's baseline ablation repeats the steps for 600 learners
+(about 500 MB with `MAX_BATCH_SIZE` samples per step)."""
+MAX_BATCH_SIZE = 1_000
+"""Upper bound on `batch_size` (the lesson uses 1 to 8): every sample of every step is kept, so
+the largest run, `MAX_STEPS` x `MAX_BATCH_SIZE` samples, stays within a few hundred MB."""
+
 
 @dataclass(frozen=True)
 class BanditConfig:
@@ -68,12 +77,13 @@ class BanditConfig:
     lr: float = 0.75
     """Learning rate (step size on the logits), > 0. Useful range here: about 0.1 to 2."""
     steps: int = 300
-    """Number of updates, >= 1."""
+    """Number of updates, 1 to `MAX_STEPS`."""
     baseline: str = "running"
     """`none` (b = 0), `running` (b = running mean of past rewards), or `batch` (b = mean reward
     of the current batch; needs batch_size >= 2)."""
     batch_size: int = 1
-    """Samples per update, B >= 1. The update averages the B per-sample terms."""
+    """Samples per update, B from 1 to `MAX_BATCH_SIZE`. The update averages the B per-sample
+    terms."""
     baseline_alpha: float = 0.1
     """Decay α of the running mean, b <- (1 - α) b + α r̄_batch, in (0, 1]. b starts at 0."""
     seed: int = 0
@@ -94,14 +104,14 @@ class BanditConfig:
             problems.append(f"reward_probs: each must be in [0, 1], got {self.reward_probs}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             problems.append(f"lr: must be a finite number > 0, got {self.lr}")
-        if self.steps < 1:
-            problems.append(f"steps: must be >= 1, got {self.steps}")
+        problems += filter(None, [
+            count_problem("steps", self.steps, 1, MAX_STEPS, "every step is kept for the log"),
+            count_problem("batch_size", self.batch_size, 1, MAX_BATCH_SIZE,
+                          "every sample of every step is kept for the log")])
         if self.baseline not in BASELINES:
             problems.append(f"baseline: must be one of {', '.join(BASELINES)}, "
                             f"got {self.baseline!r}")
-        if self.batch_size < 1:
-            problems.append(f"batch_size: must be >= 1, got {self.batch_size}")
-        if self.baseline == "batch" and self.batch_size < 2:
+        if self.baseline == "batch" and self.batch_size == 1:
             problems.append("batch_size: the batch-mean baseline needs batch_size >= 2 (with "
                             "one sample, r - mean(r) is always 0 and nothing is learned)")
         if not 0.0 < self.baseline_alpha <= 1.0:

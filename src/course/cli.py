@@ -3,8 +3,9 @@
 Each module in `COMMANDS` (under `course/commands/`) has a `register(subparsers)` function that
 adds its subcommand(s) and sets `func`, the function that receives the parsed arguments and
 returns an exit code. `main` runs it and turns every error a user can cause or fix (bad data,
-an existing run folder, a refused comparison, a missing tokenizer, a refused value, a file
-that cannot be read or written) into one line on stderr with exit code 2, never a traceback.
+an existing run folder, a refused comparison, a missing tokenizer, a refused value, a NaN
+about to be saved, a file that cannot be read or written) into one line on stderr with exit
+code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from course.commands import (
 from course.commands.options import UsageError
 from course.data import DataError
 from course.formatting import terminal_text
+from course.jsonfiles import NonFiniteNumber
 from course.runs import RunError
 from course.tokens import TokenizerError
 
@@ -55,7 +57,7 @@ COMMANDS = (  # measure, select, learn, red-team, practise
     check,       # course check
 )
 
-EXPECTED_ERRORS = (DataError, RunError, TokenizerError, UsageError, OSError)
+EXPECTED_ERRORS = (DataError, RunError, TokenizerError, UsageError, NonFiniteNumber, OSError)
 """Errors that say something about the input or the machine, not about the course's code."""
 
 

@@ -30,11 +30,14 @@ or writes: data flows out of this module, never back in.
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from course.jsonfiles import jsonl_lines
+from course.jsonfiles import jsonl_lines, non_finite_field
 from course.paths import DATA_DIR, display_path, sha256_file
 from course.scorer import MAX_DIGITS
 
@@ -51,17 +54,43 @@ class DataError(ValueError):
         super().__init__(f"{where}: {what}{problem}")
 
 
+MAX_FILE_BYTES = 1 << 30
+"""Upper bound on a data file's size, 1 GiB: a million rollouts of 1 KB each (the course's own
+are about 80 bytes a line), and about what a laptop can hold once the whole file is decoded
+and parsed. A bigger file (or `/dev/zero`) is refused before a byte is read, instead of ending
+in a MemoryError."""
+
+
 def _read_text(path: Path) -> str:
     """The file's text, or a `DataError` that says why it cannot be read (missing, a folder,
-    no permission, not UTF-8: the line of the first bad byte is named)."""
+    not a regular file, over `MAX_FILE_BYTES`, no permission, not UTF-8: the line of the
+    first bad byte is named).
+
+    The file is opened without blocking (a FIFO would wait forever for a writer) and checked
+    with `fstat` before anything is read; at most `MAX_FILE_BYTES` + 1 bytes are ever read,
+    so a file that grows meanwhile is refused too."""
     try:
-        raw = path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, None, None, "is a folder, not a data file") from None
     except OSError as err:
         raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise DataError(path, None, None, "is a folder, not a data file")
+        if not stat.S_ISREG(status.st_mode):
+            raise DataError(path, None, None, "not a regular file (a device, FIFO or "
+                                              "socket), so it is not read")
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            raw = b"" if status.st_size > MAX_FILE_BYTES else stream.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    finally:
+        os.close(descriptor)
+    if max(status.st_size, len(raw)) > MAX_FILE_BYTES:
+        raise DataError(path, None, None, f"larger than the {MAX_FILE_BYTES:,}-byte limit "
+                                          "on a data file")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -89,26 +118,64 @@ class _DuplicateKey(ValueError):
         self.key = key
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
+def _no_constant(name: str) -> float:
+    """`json.loads` hook for `NaN`, `Infinity` and `-Infinity`, which Python accepts but JSON
+    does not: refused."""
+    raise _NonFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    """`json.loads` hook for a number with a fraction or exponent: one too large for a float
+    (`1e999`) would silently become infinity; refused."""
+    value = float(text)
+    if math.isinf(value):
+        raise _NonFinite(text)
+    return value
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant,
+                            parse_float=_finite_float)
 """One decoder for every line: building one per call costs a quarter of reading a big file."""
 
 
 def parse_json(text: str, path: Path, line: int | None) -> Any:
     """One JSON value, or a `DataError` naming the file and line, for every way JSON text can
-    be refused: a syntax error, a key given twice, nesting too deep for the parser, or an
-    integer too long for Python to convert."""
+    be refused: a syntax error, a byte order mark, a key given twice, NaN or an infinity
+    (`NaN`, `Infinity`, `1e999`: not JSON numbers; the field is named), nesting too deep for
+    the parser, or an integer too long for Python to convert."""
     try:
         return _DECODER.decode(text)
     except json.JSONDecodeError as err:
         where = err.lineno if line is None else line
+        if text.startswith("\ufeff"):
+            raise DataError(path, where, None, "invalid JSON: starts with a UTF-8 byte order "
+                            "mark (BOM); save the file as UTF-8 without a BOM") from None
         raise DataError(path, where, None, f"invalid JSON: {err.msg} (column {err.colno})"
                         ) from None
     except _DuplicateKey as err:
         raise DataError(path, line, err.key, "given twice in one object") from None
+    except _NonFinite as err:
+        field = _non_finite_field(text)
+        raise DataError(path, line, field, f"{err} is not a number JSON allows (no NaN or "
+                                           "infinity)") from None
     except RecursionError:
         raise DataError(path, line, None, "invalid JSON: nested too deeply") from None
     except ValueError as err:  # Python refuses int() of over 4,300 digits
         raise DataError(path, line, None, f"invalid JSON: {err}") from None
+
+
+def _non_finite_field(text: str) -> str | None:
+    """The field that holds the first NaN or infinity in JSON text that the strict decoder
+    refused for one: re-read by Python's lenient decoder, which accepts them."""
+    try:
+        found = non_finite_field(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None
 
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, Record]]:

@@ -33,10 +33,12 @@ bytes.
 from __future__ import annotations
 
 import ast
+import errno
 import json
 import operator
 import os
 import re
+import stat
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -837,17 +839,62 @@ def check(data_dir: Path = DATA_DIR, seed: int = SEED) -> list[str]:
     return problems
 
 
-def write_data(files: Mapping[str, bytes], out: Path) -> list[Path]:
-    """Write each file under `out`, atomically one by one; unchanged files are not touched."""
-    written = []
-    for name, content in files.items():
-        target = out / name
-        if target.is_file() and target.read_bytes() == content:
-            continue
+def write_data(files: Mapping[str, bytes], out: Path, replace: bool = False) -> list[Path]:
+    """Write each file under `out`, atomically one by one; files already holding their bytes
+    are not touched. Returns the files written.
+
+    With `replace=False` (any folder but the repository's own `data/`) no file is ever
+    overwritten, as no run folder ever is: every target is checked before anything is
+    written, and one that exists with other bytes, or is not a plain file, or lies under
+    something that is not a plain folder, is refused with a `FileExistsError` naming it; each
+    file is then put in place by a hard link, which fails rather than replace a file that
+    appeared meanwhile. With `replace=True` (rewriting `data/`, the generator's own folder,
+    under version control) changed files are replaced."""
+    changed = {out / name: content for name, content in files.items()
+               if not _holds(out / name, content)}
+    in_the_way = [] if replace else sorted(
+        {blocker for target in changed if (blocker := _in_the_way(target, out)) is not None})
+    if in_the_way:
+        more = f" (and {len(in_the_way) - 1} more)" if len(in_the_way) > 1 else ""
+        raise FileExistsError(errno.EEXIST, f"already exists, and is not what the generator "
+                              f"writes{more}; `course data generate --out DIR` never "
+                              "overwrites anything: choose a new or empty folder, or run it "
+                              "without --out to rewrite data/", display_path(in_the_way[0]))
+    for target, content in changed.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        os.replace(temporary, target)
-        written.append(target)
-    return written
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(content)
+            if replace:
+                os.replace(temporary, target)
+            else:
+                os.link(temporary, target)  # FileExistsError if the name was taken meanwhile
+        finally:
+            if os.path.lexists(temporary):
+                os.unlink(temporary)
+    return list(changed)
+
+
+def _holds(path: Path, content: bytes) -> bool:
+    """True if `path` is a plain file (not a link, FIFO or device) holding exactly `content`."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISREG(status.st_mode) and status.st_size == len(content)
+            and path.read_bytes() == content)
+
+
+def _in_the_way(target: Path, out: Path) -> Path | None:
+    """What writing `target` would replace, or None: the name itself if it exists (as
+    anything, even a dangling link), else the first folder on the way, from `out` down, that
+    exists but is not a folder (`out` itself may be a link to one; those below it may not)."""
+    if os.path.lexists(target):
+        return target
+    below = [folder for folder in target.parents if out in folder.parents]
+    for folder in [out, *reversed(below)]:
+        if os.path.lexists(folder) and (not folder.is_dir()
+                                        or (folder != out and folder.is_symlink())):
+            return folder
+    return None

@@ -60,6 +60,7 @@ import numpy as np
 
 from course.data import Record, load_problems, load_rollouts
 from course.formatting import fixed, one_line, paragraph, wrap
+from course.limits import count_problem
 from course.paths import DATA_DIR
 from course.rubrics import RUBRICS
 from course.scorer import score
@@ -75,6 +76,14 @@ from course.token_policy import (
 )
 
 # -- 1. the settings ------------------------------------------------------------------------------
+
+MAX_BATCH_SIZE = 1_024
+"""Upper bound on `batch_size`, far above the lessons' 8: a step samples B completions for every
+prompt at once, token by token (about 190 MB and 3 s a step at this bound; an unbounded B asked
+numpy for 44.7 GiB at 10^8)."""
+MAX_STEPS = 10_000
+"""Upper bound on `steps`, a hundred times the lessons' 100: every step's log is kept, and a
+step takes a few hundredths of a second at the default batch size."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +104,10 @@ class LearnConfig:
     """How a sample's advantage is computed from its group's rewards: one of `ADVANTAGES`
     (`rloo`, `grpo`, `dr_grpo`)."""
     batch_size: int = 8
-    """B: fresh completions per prompt per update, >= 2 (the leave-one-out baseline)."""
+    """B: fresh completions per prompt per update, from 2 (the leave-one-out baseline) to
+    `MAX_BATCH_SIZE`."""
     steps: int = 100
-    """Updates, >= 1."""
+    """Updates, 1 to `MAX_STEPS`."""
     seed: int = 0
     """Seed of the run's one generator (numpy's default PCG64), >= 0."""
     problems: Path = DATA_DIR / "problems" / "dev.jsonl"
@@ -116,11 +126,11 @@ class LearnConfig:
             problems.append(f"beta: must be a finite number >= 0, got {self.beta}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             problems.append(f"lr: must be a finite number > 0, got {self.lr}")
-        if self.batch_size < 2:
-            problems.append(f"batch_size: must be >= 2 (leave-one-out baseline), got "
-                            f"{self.batch_size}")
-        if self.steps < 1:
-            problems.append(f"steps: must be >= 1, got {self.steps}")
+        problems += filter(None, [
+            count_problem("batch_size", self.batch_size, 2, MAX_BATCH_SIZE,
+                          "one step samples that many completions for every prompt at once",
+                          why_low="leave-one-out baseline"),
+            count_problem("steps", self.steps, 1, MAX_STEPS, "every step is kept for the log")])
         if self.seed < 0:
             problems.append(f"seed: must be >= 0, got {self.seed}")
         if problems:

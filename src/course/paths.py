@@ -8,6 +8,7 @@ every machine), and pins a file's content with `sha256_file`.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -19,9 +20,18 @@ RUNS_DIR = REPO_ROOT / "runs"
 
 
 def display_path(path: Path | str) -> str:
-    """A path relative to the repository when it is inside it, for short, stable messages."""
+    """A path relative to the repository when it is inside it, for short, stable messages.
+
+    Total: every command names its files through here, so a path that cannot be resolved (a
+    symbolic-link loop such as `ln -s L L`, which `Path.resolve` reports as a RuntimeError,
+    or a component it may not read) is named as it was given, made absolute without following
+    links, never turned into a traceback."""
     try:
-        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
+        resolved = Path(path).resolve()
+    except (RuntimeError, OSError):
+        resolved = Path(os.path.abspath(path))
+    try:
+        return resolved.relative_to(REPO_ROOT).as_posix()
     except ValueError:
         return str(path)
 

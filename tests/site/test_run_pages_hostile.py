@@ -28,7 +28,7 @@ from mkdocs.config import load_config
 from sitebuild import FIXTURE_RUNS, REPO, load_hook
 
 from course.evaluation import EvalConfig
-from course.jsonfiles import json_bytes, jsonl_bytes
+from course.jsonfiles import json_bytes, jsonl_bytes, jsonl_lines
 from course.reports.evaluation import render_readme
 from course.runs import write_run
 
@@ -120,6 +120,21 @@ def test_jsonl_lines_are_cut_at_newline_only(tmp_path, char):
     records = [{"completion": f"a{char}b"}, {"completion": "x"}]
     path.write_bytes(jsonl_bytes(records).replace(b"\n", b"\r\n", 1))
     assert run_pages.read_jsonl(path) == records
+
+
+@pytest.mark.parametrize("line", ["", " \t", "\r", "\u00a0", "\u3000", "\u2028", "\x0c"])
+def test_the_site_and_the_course_skip_the_same_blank_lines(tmp_path, line):
+    """One rule (`course.jsonfiles.jsonl_lines`): a line of JSON whitespace is blank; a line of
+    any other whitespace is read, and refused, by both readers."""
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(jsonl_bytes([{"id": "a"}]) + line.encode("utf-8") + b"\n")
+    course_skips = [number for number, _ in jsonl_lines(path.read_text("utf-8"))] == [1]
+    assert course_skips == (line.strip(" \t\r") == "")
+    if course_skips:
+        assert run_pages.read_jsonl(path) == [{"id": "a"}]
+    else:
+        with pytest.raises(ValueError, match=":2: invalid JSON"):
+            run_pages.read_jsonl(path)
 
 
 @pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from course.commands.options import UsageError
 from course.datagen import SEED, build_data, check, write_data
 from course.formatting import terminal_text
 from course.paths import DATA_DIR, display_path
@@ -18,16 +19,20 @@ def register(subparsers: Any) -> None:
                     "hand-written files are validated, hashed and passed through.")
     commands = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
     generate = commands.add_parser("generate", help="write the data folder from the generator")
-    generate.add_argument("--out", type=Path, default=DATA_DIR,
-                          help="folder to write (default: the repository's data/)")
-    generate.add_argument("--seed", type=int, default=SEED, help=f"seed (default {SEED})")
+    generate.add_argument("--out", type=Path,
+                          help="write a complete data folder here; no existing file is ever "
+                               "overwritten (default: rewrite the repository's data/)")
+    generate.add_argument("--seed", type=int, default=SEED, help=f"seed >= 0 (default {SEED})")
     generate.set_defaults(func=_generate)
     verify = commands.add_parser("check", help="report files that differ from the generator")
     verify.set_defaults(func=_check)
 
 
 def _generate(args: Any) -> int:
-    written = write_data(build_data(args.seed), args.out)
+    if args.seed < 0:
+        raise UsageError(f"--seed: must be >= 0, got {args.seed}")
+    out = DATA_DIR if args.out is None else args.out
+    written = write_data(build_data(args.seed), out, replace=args.out is None)
     for path in written:
         print(f"wrote {display_path(path)}")
     print(f"{len(written)} file(s) written, the rest unchanged")

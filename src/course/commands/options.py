@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,17 +31,62 @@ def add_output_arguments(parser: Any, required: bool = False) -> None:
 
 
 def check_output_arguments(args: Any) -> None:
-    """Refuse `--out` before any work is done: an existing folder, a missing `--note`, or a
-    note or folder name that is not text (bytes that are not UTF-8 reach Python as lone
-    surrogates and could not be written to the manifest or printed)."""
+    """Refuse `--out` before any work is done: an existing folder, a folder that could not be
+    created (`refuse_unwritable`), a missing `--note`, or a note or folder name that is not
+    text (bytes that are not UTF-8 reach Python as lone surrogates and could not be written to
+    the manifest or printed). Every command that saves a run calls this before it computes."""
     if args.out is None:
         return
     for flag, value in (("--out", str(args.out)), ("--note", args.note or "")):
         if not _is_text(value):
             raise UsageError(f"{flag}: not valid UTF-8 text ({value.encode('utf-8', 'replace')!r})")
     refuse_existing(Path(args.out))
+    refuse_unwritable(Path(args.out))
     if not (args.note or "").strip():
         raise RunError("--out needs --note: the one change versus the previous run")
+
+
+def refuse_unwritable(path: Path) -> None:
+    """Raise `RunError` if the new folder `path` could not be created, so that a command
+    refuses before minutes of training rather than after them: its nearest existing ancestor
+    must be a folder (not a file, nor a symbolic-link loop) in which a folder can be made (an
+    empty probe folder is made and removed at once: permissions, a read-only or special file
+    system), and every name still to be created must fit the file system's name length.
+    (`write_run` still reports any failure the checks cannot foresee, such as a full disk.)"""
+    to_create = [path.name]
+    ancestor = path.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        to_create.append(ancestor.name)
+        ancestor = ancestor.parent
+    problem = None
+    if not ancestor.is_dir():
+        problem = f"{display_path(ancestor)} is not a folder"
+    elif (refused := _cannot_make_folder_in(ancestor)) is not None:
+        problem = f"cannot make a folder in {display_path(ancestor)} ({refused})"
+    else:
+        longest = max(to_create, key=lambda name: len(os.fsencode(name)))
+        if len(os.fsencode(longest)) > _name_max(ancestor):
+            problem = (f"the name {longest[:20]}... is {len(os.fsencode(longest))} bytes long; "
+                       f"the file system allows {_name_max(ancestor)}")
+    if problem:
+        raise RunError(f"cannot write the run folder {display_path(path)}: {problem}")
+
+
+def _cannot_make_folder_in(folder: Path) -> str | None:
+    """None if an empty folder can be made (and is removed) in `folder`, else why not."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".course-probe-", dir=folder))
+    except OSError as err:
+        return err.strerror or str(err)
+    return None
+
+
+def _name_max(folder: Path) -> int:
+    """The longest file name, in bytes, the file system of `folder` accepts (255 if unsaid)."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
 
 
 def _is_text(value: str) -> bool:
