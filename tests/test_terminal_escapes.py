@@ -333,3 +333,16 @@ def test_runs_list_shows_only_printable_lines_for_any_manifest(kind, note, tmp_p
     assert main(["runs", "list"]) == 0
     out, err = capsys.readouterr()
     assert printable_lines(out) and err == ""
+
+
+def test_the_unknown_origin_warning_of_eval_escapes_the_rollouts_path(capsys, hostile_dir):
+    problems = hostile_dir / "problems.jsonl"
+    rollouts = hostile_dir / "rollouts.jsonl"
+    problems.write_text(json.dumps({"id": "p", "prompt": "2+2", "expected_answer": 4}) + "\n",
+                        encoding="utf-8")
+    rollouts.write_text(json.dumps({"id": "p", "completion": "Final: 4"}) + "\n",
+                        encoding="utf-8")
+    code, out, err = run(capsys, "eval", "--problems", problems, "--rollouts", rollouts,
+                         "--out", hostile_dir / "run", "--note", "n")
+    assert code == 0 and "warning:" in err
+    assert_safe(out, err)

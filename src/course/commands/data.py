@@ -8,7 +8,7 @@ from typing import Any
 
 from course.commands.options import UsageError
 from course.datagen import SEED, build_data, check, write_data
-from course.formatting import terminal_text
+from course.formatting import one_line, terminal_text
 from course.paths import DATA_DIR, display_path
 
 
@@ -34,7 +34,7 @@ def _generate(args: Any) -> int:
     out = DATA_DIR if args.out is None else args.out
     written = write_data(build_data(args.seed), out, replace=args.out is None)
     for path in written:
-        print(f"wrote {display_path(path)}")
+        print(f"wrote {one_line(display_path(path))}")
     print(f"{len(written)} file(s) written, the rest unchanged")
     return 0
 

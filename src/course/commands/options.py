@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from course import data
-from course.formatting import short_literal
+from course.formatting import one_line, short_literal
 from course.paths import DATA_DIR, display_path
 from course.runs import RunError, refuse_existing
 from course.scorer import MAX_DIGITS, read_integer
@@ -125,9 +125,10 @@ def warn_unknown_origin(command: str, path: Path, files: Mapping[str, bytes]) ->
     unknown."""
     origin = json.loads(files["manifest.json"]).get("origin") or {}
     if origin.get("made_by") == data.UNKNOWN_ORIGIN:
-        print(f"course {command}: warning: {display_path(path)} is not in data/provenance.json "
-              "and no --provenance FILE was given; the run records its prompt version and "
-              "sampling as unknown, and `course compare` will refuse it", file=sys.stderr)
+        print(f"course {command}: warning: {one_line(display_path(path))} is not in "
+              "data/provenance.json and no --provenance FILE was given; the run records its "
+              "prompt version and sampling as unknown, and `course compare` will refuse it",
+              file=sys.stderr)
 
 
 def spec_integer(text: str) -> int:
