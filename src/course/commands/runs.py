@@ -1,8 +1,13 @@
 """`course runs list | verify | regenerate`: the canonical runs, and the proof that each one
-can be rebuilt from code and data to the same bytes."""
+can be rebuilt from code and data to the same bytes.
+
+Exit status: 0 when every run is listed or verified; 1 when a finding is printed (a run whose
+manifest cannot be read, in `list`; a difference, in `verify`), after every other run has been
+listed or checked; 2 when the command cannot do its job (an unknown run name, `--jobs 0`)."""
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -10,7 +15,7 @@ from typing import Any
 from course.commands.options import UsageError
 from course.paths import RUNS_DIR, display_path
 from course.reports.canonical import CANONICAL, regenerate, verify
-from course.runs import leftover_partials, read_json
+from course.runs import RunError, leftover_partials, read_json
 
 
 def register(subparsers: Any) -> None:
@@ -38,17 +43,31 @@ def _report_leftovers() -> None:
 
 
 def _list_main(args: Any) -> int:
+    """One line per canonical run: kind and note, or why it is missing or cannot be read.
+    Exit status 1 when a present run's manifest cannot be read (a finding, like a difference
+    in `verify`); the other runs are still listed."""
     _report_leftovers()
-    manifests = {name: read_json(RUNS_DIR / name, "manifest.json")
-                 for name in CANONICAL if (RUNS_DIR / name).is_dir()}
-    width = max((len(str(m.get("kind", "?"))) for m in manifests.values()), default=0)
+    manifests: dict[str, dict[str, Any] | RunError] = {}
     for name in CANONICAL:
-        if name in manifests:
-            kind, note = manifests[name].get("kind", "?"), manifests[name].get("note", "")
-            print(f"{name}  {kind!s:<{width}}  {note}")
-        else:
+        if os.path.lexists(RUNS_DIR / name):
+            try:
+                manifests[name] = read_json(RUNS_DIR / name, "manifest.json")
+            except RunError as err:
+                manifests[name] = err
+    width = max((len(str(m.get("kind", "?"))) for m in manifests.values()
+                 if isinstance(m, dict)), default=0)
+    failed = False
+    for name in CANONICAL:
+        found = manifests.get(name)
+        if found is None:
             print(f"{name}  (missing: course runs regenerate {name})")
-    return 0
+        elif isinstance(found, RunError):
+            failed = True
+            print(f"{name}  (unreadable: {' '.join(str(found).split())})")
+        else:
+            kind, note = found.get("kind", "?"), found.get("note", "")
+            print(f"{name}  {kind!s:<{width}}  {note}")
+    return 1 if failed else 0
 
 
 TOGETHER = (("run_010", "run_011"),)
