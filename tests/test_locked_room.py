@@ -4,6 +4,7 @@ folders (`[]` manifests, bad result lines, links, FIFOs, stray folders, random b
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -248,7 +249,6 @@ def test_results_with_no_line_are_refused_not_a_division_by_zero(tmp_path, capsy
 def test_results_are_read_one_line_at_a_time():
     """A generator: the first outcome arrives before the file is read to its end (so a later
     change can stream the comparison), and the refusal of a bad line comes when it is read."""
-    import inspect
     assert inspect.isgeneratorfunction(locked_room.read_results)
 
 
@@ -284,6 +284,16 @@ def test_a_file_swapped_for_a_link_to_identical_bytes_is_refused(tmp_path, capsy
     (run / name).symlink_to(tmp_path / "elsewhere")
     err = refusal(capsys, tmp_path, run)
     assert f"{run / name}: is a symbolic link" in err
+
+
+@pytest.mark.parametrize("target", ["results.jsonl", "."])
+def test_a_looping_link_is_named_as_itself_never_resolved(tmp_path, capsys, target):
+    """A link to itself (or to its own folder) is refused by its own name: resolving it for
+    the message would loop."""
+    run = make_run(tmp_path / "run", [True])
+    (run / "results.jsonl").unlink()
+    (run / "results.jsonl").symlink_to(target)
+    assert f"{run}/results.jsonl: is a symbolic link" in refusal(capsys, tmp_path, run)
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, capsys):
@@ -478,6 +488,45 @@ def test_any_manifest_bytes_give_a_comparison_or_a_run_error(tmp_path_factory, m
     (a / "manifest.json").write_bytes(manifest)
     for read in (lambda: locked_room.compare_runs(a, a), lambda: runs.read_json(a, "manifest.json"),
                  lambda: runs.read_files(a), lambda: runs.unsealed(a)):
+        try:
+            read()
+        except runs.RunError as err:
+            assert "\n" not in str(err)
+
+
+entries = st.lists(st.tuples(st.lists(st.sampled_from(["a", "b", "manifest.json"]), min_size=1,
+                                      max_size=3).map("/".join),
+                             st.sampled_from(["file", "folder", "link", "loop", "fifo"]),
+                             st.binary(max_size=20)), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree=entries)
+def test_any_folder_tree_gives_its_files_or_one_run_error(tmp_path_factory, tree):
+    """Files, empty folders, links (to a file or looping to the folder) and FIFOs anywhere:
+    `read_files` returns regular files only when nothing else is there, and never hangs."""
+    root = tmp_path_factory.mktemp("tree") / "run"
+    root.mkdir()
+    for name, kind, content in tree:
+        path = root / name
+        if os.path.lexists(path):  # never write into a FIFO made a moment ago
+            continue
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if kind == "file":
+                path.write_bytes(content)
+            elif kind == "folder":
+                path.mkdir()
+            elif kind == "link":
+                path.symlink_to(root / "a")
+            elif kind == "loop":
+                path.symlink_to(root)
+            else:
+                os.mkfifo(path)
+        except OSError:  # the name is taken, or lies under a file or a link
+            continue
+    for read in (lambda: runs.read_files(root), lambda: runs.unsealed(root),
+                 lambda: runs.read_json(root, "manifest.json")):
         try:
             read()
         except runs.RunError as err:

@@ -217,10 +217,19 @@ def leftover_partials(root: Path | str) -> list[Path]:
 # -- reading a run back: totally, never through a link ----------------------------------------
 
 def file_error(file: Path | str, line: int | None, field: str | None, problem: str) -> RunError:
-    """A `RunError` laid out like a `course.data.DataError`: `FILE[:LINE]: [field 'F': ]problem`."""
-    where = display_path(file) + (f":{line}" if line is not None else "")
+    """A `RunError` laid out like a `course.data.DataError`: `FILE[:LINE]: [field 'F': ]problem`.
+    `file` is a `Path` (shown with `display_path`) or a `str` already shown (`shown`)."""
+    where = (file if isinstance(file, str) else display_path(file)) + (
+        f":{line}" if line is not None else "")
     what = f"field '{field}': " if field else ""
     return RunError(f"{where}: {what}{problem}")
+
+
+def shown(root: Path, name: str) -> str:
+    """The file `name` of the run folder `root`, as a message names it: the folder through
+    `display_path`, the name as it is, so that a link is named as itself, never resolved to
+    where it points (nor, for a looping link, resolved at all)."""
+    return f"{display_path(root)}/{name}"
 
 
 def _kind(mode: int) -> str:
@@ -253,15 +262,14 @@ def open_file(path: Path | str, name: str) -> io.BufferedReader:
     Raises `RunError` naming the file for every way this fails.
     """
     root = Path(path)
-    file = root / name
+    file = shown(root, name)
     if not plain_name(name):
         raise file_error(file, None, None, "not a plain file name inside a run folder")
     parts = name.split("/")
     try:
         folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise RunError(f"{display_path(file)} is missing: is {display_path(root)} "
-                       "a run folder?") from None
+        raise RunError(f"{file} is missing: is {display_path(root)} a run folder?") from None
     except OSError as err:
         raise RunError(f"{display_path(root)} is not a run folder "
                        f"({err.strerror or err})") from None
@@ -273,8 +281,7 @@ def open_file(path: Path | str, name: str) -> io.BufferedReader:
             folder = inner
         fd = os.open(parts[-1], _OPEN_FLAGS, dir_fd=folder)
     except FileNotFoundError:
-        raise RunError(f"{display_path(file)} is missing: is {display_path(root)} "
-                       "a run folder?") from None
+        raise RunError(f"{file} is missing: is {display_path(root)} a run folder?") from None
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.ENOTDIR):  # what Linux says of a link here
             raise file_error(file, None, None, "is a symbolic link, or lies under one (or under "
@@ -427,7 +434,7 @@ def unsealed(path: Path | str, manifest: Mapping[str, Any] | None = None) -> lis
             problems.append(str(err))
             continue
         if actual != expected:
-            problems.append(f"{display_path(root / name)}: sha256 {actual[:12]}... differs "
+            problems.append(f"{shown(root, name)}: sha256 {actual[:12]}... differs "
                             f"from the {expected[:12]}... that manifest.json records: the file "
                             "changed after the run was written")
     return problems
