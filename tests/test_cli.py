@@ -121,6 +121,8 @@ def test_runs_verify_checks_side_by_side_and_prints_in_the_order_asked(capsys):
     assert [line.split(":")[0] for line in out.splitlines()] == ["run_005", "run_001", "run_002"]
     code, _, err = run(capsys, "runs", "verify", "--jobs", "0")
     assert code == 2 and "--jobs: must be >= 1" in err
+    code, _, err = run(capsys, "runs", "verify", "--jobs", "9" * 23)   # OverflowError before
+    assert code == 2 and err.count("\n") == 1 and "--jobs: must be at most 32" in err
 
 
 def test_runs_verify_and_list_on_the_committed_runs(capsys):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from course import data, evaluation, runs
+from course import data, locked_room, runs
 from course.cli import main
 from course.jsonfiles import jsonl_bytes
 from course.paths import RUNS_DIR, sha256_file
@@ -58,12 +58,12 @@ def evaluate(capsys, folder, rollouts, *extra):
 
 def test_the_policy_may_differ_but_no_other_sampling_setting(room, capsys):
     base, better, hotter = (evaluate(capsys, room, name) for name in ("base", "better", "hotter"))
-    report = evaluation.compare_runs(base, better)
+    report = locked_room.compare_runs(base, better)
     assert (report["policy_a"], report["policy_b"]) == ("policy-a", "policy-b")
     assert report["locked_room"]["sampling"] == SETTINGS
     assert report["flipped_ids"] == {"pass_to_fail": ["p9"], "fail_to_pass": ["p1", "p2"]}
     with pytest.raises(runs.RunError, match=r"sampling differs \(A: \{.*\"temperature\": 0.8"):
-        evaluation.compare_runs(base, hotter)
+        locked_room.compare_runs(base, hotter)
 
 
 # -- compare --out ----------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def test_compare_out_saves_what_it_prints_and_pins_both_runs(room, capsys):
     assert printed.splitlines()[2].startswith("change B - A: +10.0 points")
 
     saved = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
-    report = evaluation.compare_runs(base, better)
+    report = locked_room.compare_runs(base, better)
     assert saved["flips"] == report["flips"] == {"pass_to_fail": 1, "fail_to_pass": 2}
     assert saved["difference_ci95"] == [round(x, 4) for x in report["difference_ci95"]]
     assert saved["verdict"] == report["verdict"]
@@ -168,7 +168,7 @@ def test_the_saved_comparisons_key_numbers(name, passes, interval, flips, verdic
                                                         "scripted-stand-in-v2")
     text = (RUNS_DIR / name / "comparison.txt").read_text(encoding="utf-8")
     assert text.splitlines() == comparison.report_lines(
-        evaluation.compare_runs(RUNS_DIR / report["run_a"].removeprefix("runs/"),
+        locked_room.compare_runs(RUNS_DIR / report["run_a"].removeprefix("runs/"),
                                 RUNS_DIR / report["run_b"].removeprefix("runs/")))
 
 
@@ -188,7 +188,7 @@ def test_holdout_interval_contains_zero_and_excludes_the_dev_gain():
 ])
 def test_compare_refuses_the_pairs_that_are_not_in_one_room(a, b, says):
     with pytest.raises(runs.RunError) as caught:
-        evaluation.compare_runs(RUNS_DIR / a, RUNS_DIR / b)
+        locked_room.compare_runs(RUNS_DIR / a, RUNS_DIR / b)
     assert says in str(caught.value)
 
 

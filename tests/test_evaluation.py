@@ -1,16 +1,16 @@
-"""Loop A: evaluate, summarise, the Wilson interval, and comparisons in the locked room."""
+"""Loop A: evaluate, summarise, the Wilson interval, and the run folder (comparisons of two
+runs: tests/test_locked_room.py)."""
 
 import io
 import json
-import math
 
 import numpy as np
 import pytest
 
-from course import data, evaluation, progress, runs
+from course import data, evaluation, progress
 from course.data import DataError
 from course.jsonfiles import json_bytes, jsonl_bytes
-from course.paths import sha256_file
+from course.paths import sha256_bytes, sha256_file
 from course.reports import evaluation as eval_report
 
 Z = 1.96
@@ -136,134 +136,6 @@ def test_wilson_rejects_impossible_counts(k, n, match):
         evaluation.wilson_interval(k, n)
 
 
-# -- the paired interval and the noise rule ---------------------------------------------------
-
-def test_paired_interval_covers_the_true_difference_about_95_percent_of_the_time():
-    """Simulation as the independent reference: two correlated runs on the same 60 examples."""
-    rng = np.random.default_rng(0)
-    n, trials, hits = 60, 2000, 0
-    # joint outcome probabilities for (A pass, B pass): both, only A, only B, neither
-    probs = np.array([0.45, 0.05, 0.15, 0.35])
-    true_difference = probs[2] - probs[1]
-    for counts in rng.multinomial(n, probs, size=trials):
-        lo, hi = evaluation.paired_difference_interval(*map(int, counts))
-        hits += lo <= true_difference <= hi
-    assert 0.93 <= hits / trials <= 0.975
-
-
-@pytest.mark.parametrize("table", [(30, 2, 8, 20), (0, 0, 5, 5), (10, 0, 0, 0), (3, 7, 1, 9)])
-def test_paired_interval_contains_the_estimate_and_swapping_runs_mirrors_it(table):
-    both, only_a, only_b, neither = table
-    n = sum(table)
-    lo, hi = evaluation.paired_difference_interval(both, only_a, only_b, neither)
-    assert -1 <= lo <= (only_b - only_a) / n <= hi <= 1
-    mirrored = evaluation.paired_difference_interval(both, only_b, only_a, neither)
-    assert mirrored == pytest.approx((-hi, -lo))
-
-
-def test_paired_interval_is_narrower_than_ignoring_the_pairing():
-    """With strongly correlated runs, the paired interval beats Newcombe's unpaired one."""
-    both, only_a, only_b, neither = 40, 1, 8, 51
-    n = 100
-    l_a, u_a = evaluation.wilson_interval(both + only_a, n)
-    l_b, u_b = evaluation.wilson_interval(both + only_b, n)
-    p_a, p_b = (both + only_a) / n, (both + only_b) / n
-    unpaired = (p_b - p_a - math.hypot(p_b - l_b, u_a - p_a),
-                p_b - p_a + math.hypot(u_b - p_b, p_a - l_a))
-    lo, hi = evaluation.paired_difference_interval(both, only_a, only_b, neither)
-    assert hi - lo < unpaired[1] - unpaired[0]
-    assert lo > 0 > unpaired[0]  # pairing is what makes this change detectable
-
-
-@pytest.mark.parametrize(("passes_a", "passes_b", "n", "interval", "verdict"), [
-    (30, 32, 50, (-0.02, 0.1), "not distinguishable from noise"),  # 4 points on 50
-    (30, 33, 50, (-0.02, 0.14), "large enough to investigate"),     # 6 points on 50
-    (30, 28, 50, (-0.1, 0.02), "not distinguishable from noise"),  # -4 points
-    (30, 27, 50, (-0.14, 0.02), "large enough to investigate"),    # -6 points
-    (20, 22, 40, (-0.02, 0.12), "large enough to investigate"),    # exactly 5 points
-    (20, 21, 99, (-0.02, 0.04), "not distinguishable from noise"),
-    (50, 53, 100, (-0.01, 0.07), "not distinguishable from noise"),  # N >= 100: interval
-    (50, 53, 100, (0.01, 0.05), "large enough to investigate"),
-])
-def test_noise_verdict_on_both_sides_of_the_threshold(passes_a, passes_b, n, interval, verdict):
-    assert evaluation.noise_verdict(passes_a, passes_b, n, interval) == verdict
-
-
-# -- comparing runs in the locked room ----------------------------------------------------------
-
-ROOM = {"kind": "eval", "scorer_version": "strict-v1", "prompt_version": "final-line-v1",
-        "sampling": {"temperature": 0.8, "n": 1},
-        "inputs": {"problems": {"path": "data/problems/dev.jsonl", "sha256": "aa" * 32}}}
-
-
-def make_run(folder, passed, **changes):
-    """A minimal eval run folder: a manifest and one result per example (p0, p1, ...)."""
-    folder.mkdir()
-    manifest = {**ROOM, **changes}
-    (folder / "manifest.json").write_bytes(json_bytes(manifest))
-    write_jsonl(folder / "results.jsonl", [{"id": f"p{i}", "reward": 1.0 if ok else 0.0}
-                                           for i, ok in enumerate(passed)])
-    return folder
-
-
-@pytest.mark.parametrize(("field", "change", "shown"), [
-    ("dataset (problems sha256)",
-     {"inputs": {"problems": {"path": "data/problems/dev.jsonl", "sha256": "bb" * 32}}},
-     '"' + "bb" * 32 + '"'),
-    ("scorer_version", {"scorer_version": "strict-v2"}, '"strict-v2"'),
-    ("prompt_version", {"prompt_version": "final-line-v2"}, '"final-line-v2"'),
-    ("sampling", {"sampling": {"temperature": 1.0, "n": 1}}, '{"n": 1, "temperature": 1.0}'),
-])
-def test_compare_refuses_each_locked_room_difference(tmp_path, field, change, shown):
-    a = make_run(tmp_path / "a", [True, False])
-    b = make_run(tmp_path / "b", [True, True], **change)
-    with pytest.raises(runs.RunError) as caught:
-        evaluation.compare_runs(a, b)
-    message = str(caught.value)
-    assert f"{field} differs" in message and shown in message
-    assert message.count("differs") == 1  # only the field that changed is blamed
-
-
-def test_compare_names_every_differing_field_with_both_values(tmp_path):
-    a = make_run(tmp_path / "a", [True])
-    b = make_run(tmp_path / "b", [True], scorer_version="strict-v2", sampling=None)
-    with pytest.raises(runs.RunError) as caught:
-        evaluation.compare_runs(a, b)
-    message = str(caught.value)
-    assert 'scorer_version differs (A: "strict-v1", B: "strict-v2")' in message
-    assert 'sampling differs (A: {"n": 1, "temperature": 0.8}, B: null)' in message
-
-
-def test_compare_refuses_runs_that_are_not_eval_runs(tmp_path):
-    a = make_run(tmp_path / "a", [True])
-    b = make_run(tmp_path / "b", [True], kind="bandit")
-    with pytest.raises(runs.RunError, match="is a 'bandit' run: only Loop A evaluation runs"):
-        evaluation.compare_runs(a, b)
-
-
-def test_compare_in_the_same_room_counts_flips_and_gives_a_verdict(tmp_path):
-    # 20 examples: 10 pass in both, 1 pass->fail, 3 fail->pass, 6 fail in both
-    a_passed = [True] * 10 + [True] + [False] * 3 + [False] * 6
-    b_passed = [True] * 10 + [False] + [True] * 3 + [False] * 6
-    report = evaluation.compare_runs(make_run(tmp_path / "a", a_passed),
-                               make_run(tmp_path / "b", b_passed))
-    assert (report["n"], report["passes_a"], report["passes_b"]) == (20, 11, 13)
-    assert report["flips"] == {"pass_to_fail": 1, "fail_to_pass": 3}
-    assert report["difference"] == pytest.approx(0.10)
-    assert report["difference_ci95"] == pytest.approx(
-        evaluation.paired_difference_interval(10, 1, 3, 6))
-    assert report["pass_rate_b_ci95"] == pytest.approx(evaluation.wilson_interval(13, 20))
-    assert report["verdict"] == "large enough to investigate"  # 10 points on 20 examples
-
-
-def test_compare_identical_runs_is_noise(tmp_path):
-    passed = [True, False] * 10
-    report = evaluation.compare_runs(make_run(tmp_path / "a", passed),
-                                     make_run(tmp_path / "b", passed))
-    assert report["difference"] == 0 and report["flips"] == {"pass_to_fail": 0, "fail_to_pass": 0}
-    assert report["verdict"] == "not distinguishable from noise"
-
-
 # -- the run folder -----------------------------------------------------------------------------
 
 def test_build_run_writes_results_summary_manifest_and_readme(inputs, tmp_path):
@@ -295,6 +167,32 @@ def test_readme_shows_numbers_failure_table_escaped_examples_and_the_command(inp
     assert "| `wrong_answer` | 2 | 22.2% |" in readme
     assert r'"Final:\u00a09"' in readme and r'"17*19 = 323\nFinal: 323"' in readme
     assert f"--note 'Hand-made table.' --out {tmp_path / 'run_x'}" in readme
+
+
+def test_the_manifest_seals_the_other_files_of_the_run(inputs, tmp_path):
+    problems, rollouts = inputs
+    config = evaluation.EvalConfig(problems=problems, rollouts=rollouts, out=tmp_path / "run_x")
+    files = eval_report.build_run(config, "Hand-made table.", record_git=False)
+    seal = json.loads(files["manifest.json"])["files"]
+    assert seal == {name: sha256_bytes(files[name])
+                    for name in ("README.md", "results.jsonl", "summary.json")}
+
+
+def test_the_reproduce_command_keeps_the_provenance_file(inputs, tmp_path):
+    """Without `--provenance`, the command in the README measures a run that `course compare`
+    refuses against this one (its prompt version and sampling would be unknown)."""
+    problems, rollouts = inputs
+    described = tmp_path / "my model.json"
+    described.write_bytes(json_bytes({"made_by": "me", "prompt_version": "p1",
+                                      "sampling": {"temperature": 0.7}}))
+    config = evaluation.EvalConfig(problems=problems, rollouts=rollouts, out=tmp_path / "r",
+                                   provenance=described)
+    command = eval_report.reproduce_command(config, "mine")
+    assert f"--provenance '{described}' " in command
+    assert command in eval_report.build_run(config, "mine")["README.md"].decode()
+    plain = eval_report.reproduce_command(evaluation.EvalConfig(problems=problems,
+                                                                rollouts=rollouts), "mine")
+    assert "--provenance" not in plain
 
 
 def test_long_completions_are_truncated_in_the_readme_only():

@@ -24,8 +24,9 @@ from markdown_it import MarkdownIt
 from mkdocs.config import load_config
 from pymdownx.snippets import SnippetPreprocessor
 
-from course.evaluation import CompareConfig, EvalConfig
+from course.evaluation import EvalConfig
 from course.formatting import fence_text, inline_code, one_line, prose_text
+from course.locked_room import CompareConfig
 from course.paths import REPO_ROOT
 from course.reports import comparison, evaluation, selection
 from course.selection import SelectionConfig

@@ -145,8 +145,12 @@ def test_a_one_byte_change_in_a_copy_of_run_001_is_detected(tmp_path):
     content = bytearray(results.read_bytes())
     content[-2] ^= 0x20  # flip one bit near the end: '}' -> ']'
     results.write_bytes(bytes(content))
-    [difference] = canonical.verify(["run_001"], root=tmp_path / "copy")["run_001"]
+    difference, seal = canonical.verify(["run_001"], root=tmp_path / "copy")["run_001"]
     assert difference.startswith(f"results.jsonl: differs from byte {len(content) - 2} ")
+    written = (tmp_path / "fresh" / "run_001" / "results.jsonl").read_bytes()
+    assert seal.endswith(f"results.jsonl: sha256 {runs.sha256_bytes(bytes(content))[:12]}... "
+                         f"differs from the {runs.sha256_bytes(written)[:12]}... that "
+                         "manifest.json records: the file changed after the run was written")
 
 
 def test_source_date_epoch_dates_ad_hoc_runs_but_never_canonical_ones(monkeypatch):

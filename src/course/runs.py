@@ -12,16 +12,25 @@ as a folder under `runs/`:
 
 The manifest records what a later comparison needs to know: scorer version, inputs with their
 sha256, prompt version, sampling settings, seed, the config, and the one change versus the
-previous run.
+previous run. A sealed run (`sealed`: Loop A runs and their comparisons) also records the sha256
+of each of its other files, so that an edit after the fact shows (`unsealed`).
+
+Reading a run back is total (`open_file`, `read_json`, `read_files`): every way a folder can be
+broken or tampered with (a missing file, a manifest that is not a JSON object, bytes that are
+not UTF-8, a byte order mark, nesting too deep, a symbolic link, a FIFO, a stray empty folder)
+is a `RunError` of one line that names the file, never a traceback; links are never followed.
 """
 
 from __future__ import annotations
 
+import codecs
 import ctypes
 import errno
-import json
+import hashlib
+import io
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -29,8 +38,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from course import __version__
-from course.paths import REPO_ROOT, display_path, sha256_file
+from course import __version__, data
+from course.jsonfiles import json_bytes
+from course.paths import REPO_ROOT, display_path, sha256_bytes, sha256_file
 from course.scorer import SCORER_VERSION
 
 RunFiles = dict[str, bytes]
@@ -204,25 +214,230 @@ def leftover_partials(root: Path | str) -> list[Path]:
                   if p.is_dir() and p.name.startswith(".") and PARTIAL in p.name)
 
 
-def read_files(path: Path | str) -> RunFiles:
-    """Every file of a run folder as bytes, keyed by its posix path inside the folder."""
+# -- reading a run back: totally, never through a link ----------------------------------------
+
+def file_error(file: Path | str, line: int | None, field: str | None, problem: str) -> RunError:
+    """A `RunError` laid out like a `course.data.DataError`: `FILE[:LINE]: [field 'F': ]problem`.
+    `file` is a `Path` (shown with `display_path`) or a `str` already shown (`shown`)."""
+    where = (file if isinstance(file, str) else display_path(file)) + (
+        f":{line}" if line is not None else "")
+    what = f"field '{field}': " if field else ""
+    return RunError(f"{where}: {what}{problem}")
+
+
+def shown(root: Path, name: str) -> str:
+    """The file `name` of the run folder `root`, as a message names it: the folder through
+    `display_path`, the name as it is, so that a link is named as itself, never resolved to
+    where it points (nor, for a looping link, resolved at all)."""
+    return f"{display_path(root)}/{name}"
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, for a message."""
+    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def plain_name(name: str) -> bool:
+    """Whether `name` can name a file inside a run folder: a relative posix path without
+    `.`, `..`, empty parts or backslashes (the names `write_run` writes)."""
+    parts = name.split("/")
+    return (bool(name) and "\\" not in name and "\0" not in name
+            and all(part not in ("", ".", "..") for part in parts))
+
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+"""A run's file is opened without following a final symbolic link and without blocking on a
+FIFO; `open_file` then checks that what it opened is a regular file."""
+
+
+def open_file(path: Path | str, name: str) -> io.BufferedReader:
+    """Open the regular file `name` (a posix path, `plain_name`) inside the run folder `path`.
+
+    Every part of `name` is opened relative to the folder it is in, never through a symbolic
+    link; the file must be a regular file (not a FIFO, which would block, nor a device). The
+    run folder `path` itself may be reached through links: that is the user's choice of path.
+    Raises `RunError` naming the file for every way this fails.
+    """
     root = Path(path)
-    if not root.is_dir():
-        raise RunError(f"{display_path(root)} is not a run folder")
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    file = shown(root, name)
+    if not plain_name(name):
+        raise file_error(file, None, None, "not a plain file name inside a run folder")
+    parts = name.split("/")
+    try:
+        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise RunError(f"{file} is missing: is {display_path(root)} a run folder?") from None
+    except OSError as err:
+        raise RunError(f"{display_path(root)} is not a run folder "
+                       f"({err.strerror or err})") from None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                            dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        fd = os.open(parts[-1], _OPEN_FLAGS, dir_fd=folder)
+    except FileNotFoundError:
+        raise RunError(f"{file} is missing: is {display_path(root)} a run folder?") from None
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):  # what Linux says of a link here
+            raise file_error(file, None, None, "is a symbolic link, or lies under one (or under "
+                             "a file): a run's files are never links, so it is not followed"
+                             ) from None
+        raise file_error(file, None, None, f"cannot be read ({err.strerror or err})") from None
+    finally:
+        os.close(folder)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise file_error(file, None, None, f"is {_kind(mode)}, not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path: Path | str, name: str) -> bytes:
+    """The bytes of the regular file `name` inside the run folder `path` (`open_file`)."""
+    with open_file(path, name) as stream:
+        return stream.read()
+
+
+def decode_json(raw: bytes, file: Path, line: int | None = None) -> Any:
+    """One JSON value from the bytes of `file` (or of its line `line`), or a `RunError` naming
+    the file and line: a byte order mark, bytes that are not UTF-8, and everything
+    `course.data.parse_json` refuses (invalid JSON, a key given twice, nesting too deep, an
+    integer of over 4,300 digits)."""
+    if raw.startswith(codecs.BOM_UTF8):
+        raise file_error(file, line or 1, None, "starts with a byte order mark (U+FEFF); "
+                         "save it as UTF-8 without one")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        where = line if line is not None else raw.count(b"\n", 0, err.start) + 1
+        of = " of the line" if line is not None else ""
+        raise file_error(file, where, None, f"not valid UTF-8 ({err.reason} at byte "
+                         f"{err.start}{of})") from None
+    try:
+        return data.parse_json(text, file, line)
+    except data.DataError as err:
+        raise RunError(str(err)) from None
 
 
 def read_json(path: Path | str, name: str) -> dict[str, Any]:
-    """Read `name` (for example `manifest.json`) from the run folder `path`."""
+    """The JSON object in the file `name` (for example `manifest.json`) of the run folder
+    `path`; `RunError` naming the file (and line) if it is missing, not a regular file, not
+    UTF-8, not JSON (`decode_json`) or not an object."""
     file = Path(path) / name
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"{display_path(file)} is missing: is {display_path(Path(path))} "
-                       "a run folder?") from None
-    except json.JSONDecodeError as err:
-        raise RunError(f"{display_path(file)}:{err.lineno}: invalid JSON: {err.msg}") from None
+    value = decode_json(read_bytes(path, name), file)
+    if not isinstance(value, dict):
+        raise file_error(file, None, None, f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+STRANGE_SHOWN = 5
+"""Entries named in `read_files`'s error, before "and N more"."""
+
+
+def read_files(path: Path | str) -> RunFiles:
+    """Every file of a run folder as bytes, keyed by its posix path inside the folder.
+
+    Total and tamper-evident: anything a run writer never makes (a symbolic link, even to
+    identical bytes; a FIFO, socket or device; an empty folder) is reported, never followed
+    or skipped, in one `RunError` that names each entry (a looping folder is a link, so it is
+    never entered). The folder itself must not be a link either.
+    """
+    root = Path(path)
+    if root.is_symlink():
+        raise RunError(f"{display_path(root)} is a symbolic link: a run folder is never a link")
+    if not root.is_dir():
+        raise RunError(f"{display_path(root)} is not a run folder")
+    files: RunFiles = {}
+    strange: list[str] = []
+    folders = [""]
+    while folders:  # a stack, not recursion: a deep tree of folders is just a long loop
+        prefix = folders.pop()
+        try:
+            with os.scandir(root / prefix) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as err:
+            strange.append(f"{prefix.rstrip('/') or '.'} cannot be listed "
+                           f"({err.strerror or err})")
+            continue
+        if not entries and prefix:
+            strange.append(f"{prefix.rstrip('/')} is an empty folder")
+        for entry in entries:
+            name = prefix + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(name + "/")
+                elif entry.is_file(follow_symlinks=False):
+                    files[name] = read_bytes(root, name)
+                else:
+                    strange.append(f"{name} is {_kind(entry.stat(follow_symlinks=False).st_mode)}")
+            except RunError as err:
+                strange.append(str(err))
+            except OSError as err:
+                strange.append(f"{name} cannot be read ({err.strerror or err})")
+    if strange:
+        more = len(strange) - STRANGE_SHOWN
+        raise RunError(f"{display_path(root)} holds what no run writer makes: "
+                       + "; ".join(strange[:STRANGE_SHOWN])
+                       + (f"; and {more} more" if more > 0 else ""))
+    return dict(sorted(files.items()))
+
+
+# -- the seal: each file's sha256, in the manifest --------------------------------------------
+
+SEAL = "files"
+"""The manifest field that seals a run: `{file name: sha256}` for every other file of the run
+(the manifest cannot hold its own hash). Written by `sealed`, checked by `unsealed`."""
+
+
+def sealed(record: Mapping[str, Any], files: Mapping[str, bytes]) -> RunFiles:
+    """`files` plus `manifest.json`: the manifest `record` with, last, `files` (`SEAL`), the
+    sha256 of every file in `files` by name in sorted order."""
+    if "manifest.json" in files:
+        raise ValueError("`files` must not hold the manifest it is sealed by")
+    seal = {name: sha256_bytes(files[name]) for name in sorted(files)}
+    return dict(sorted({**files, "manifest.json": json_bytes({**record, SEAL: seal})}.items()))
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def unsealed(path: Path | str, manifest: Mapping[str, Any] | None = None) -> list[str]:
+    """The files of the run folder `path` whose bytes no longer match the sha256 its manifest
+    records (`SEAL`), one line each; [] when every one matches, or when the manifest seals
+    nothing (run kinds that do not record file hashes). Files are hashed as streams and opened
+    with `open_file` (never through a link). A seal that is not `{name: 64 hex digits}`
+    raises `RunError`."""
+    root = Path(path)
+    manifest = read_json(root, "manifest.json") if manifest is None else manifest
+    if SEAL not in manifest:
+        return []
+    seal, where = manifest[SEAL], root / "manifest.json"
+    if not isinstance(seal, dict):
+        raise file_error(where, None, SEAL, f"must be an object {{file name: sha256}}, got "
+                         f"{type(seal).__name__}")
+    problems = []
+    for name, expected in seal.items():
+        if not (isinstance(expected, str) and len(expected) == 64 and set(expected) <= _HEX):
+            raise file_error(where, None, f"{SEAL}.{name}", "must be a sha256 (64 hex digits)")
+        if name == "manifest.json" or not plain_name(name):
+            raise file_error(where, None, f"{SEAL}.{name}", "not a file this run can seal")
+        try:
+            with open_file(root, name) as stream:
+                actual = hashlib.file_digest(stream, "sha256").hexdigest()
+        except RunError as err:
+            problems.append(str(err))
+            continue
+        if actual != expected:
+            problems.append(f"{shown(root, name)}: sha256 {actual[:12]}... differs "
+                            f"from the {expected[:12]}... that manifest.json records: the file "
+                            "changed after the run was written")
+    return problems
 
 
 def diff_files(expected: RunFiles, actual: RunFiles) -> list[str]:

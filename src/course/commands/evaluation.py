@@ -15,8 +15,9 @@ from course.commands.options import (
     make_config,
     warn_unknown_origin,
 )
-from course.evaluation import SCORERS, CompareConfig, EvalConfig, compare_runs
+from course.evaluation import SCORERS, EvalConfig
 from course.formatting import one_line, percent
+from course.locked_room import CompareConfig, compare_runs
 from course.paths import display_path
 from course.reports import comparison
 from course.reports.evaluation import build_run

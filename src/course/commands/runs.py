@@ -1,17 +1,23 @@
 """`course runs list | verify | regenerate`: the canonical runs, and the proof that each one
-can be rebuilt from code and data to the same bytes."""
+can be rebuilt from code and data to the same bytes.
+
+Exit status: 0 when every run is listed or verified; 1 when a finding is printed (a run whose
+manifest cannot be read, in `list`; a difference, in `verify`), after every other run has been
+listed or checked; 2 when the command cannot do its job (an unknown run name, `--jobs 0`)."""
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from course.commands.options import UsageError
 from course.formatting import one_line
+from course.limits import count_problem
 from course.paths import RUNS_DIR, display_path
 from course.reports.canonical import CANONICAL, regenerate, verify
-from course.runs import leftover_partials, read_json
+from course.runs import RunError, leftover_partials, read_json
 
 
 def register(subparsers: Any) -> None:
@@ -39,24 +45,39 @@ def _report_leftovers() -> None:
 
 
 def _list_main(args: Any) -> int:
+    """One line per canonical run: kind and note, or why it is missing or cannot be read.
+    Exit status 1 when a present run's manifest cannot be read (a finding, like a difference
+    in `verify`); the other runs are still listed."""
     _report_leftovers()
-    manifests = {name: read_json(RUNS_DIR / name, "manifest.json")
-                 for name in CANONICAL if (RUNS_DIR / name).is_dir()}
-    shown = {name: (one_line(str(m.get("kind", "?"))), one_line(str(m.get("note", ""))))
-             for name, m in manifests.items()}   # data: each shown by the escaping rule
-    width = max((len(kind) for kind, _ in shown.values()), default=0)
+    manifests: dict[str, dict[str, Any] | RunError] = {}
     for name in CANONICAL:
-        if name in shown:
+        if os.path.lexists(RUNS_DIR / name):
+            try:
+                manifests[name] = read_json(RUNS_DIR / name, "manifest.json")
+            except RunError as err:
+                manifests[name] = err
+    shown = {name: (one_line(str(m.get("kind", "?"))), one_line(str(m.get("note", ""))))
+             for name, m in manifests.items() if isinstance(m, dict)}  # data: escaped
+    width = max((len(kind) for kind, _ in shown.values()), default=0)
+    failed = False
+    for name in CANONICAL:
+        found = manifests.get(name)
+        if found is None:
+            print(f"{name}  (missing: course runs regenerate {name})")
+        elif isinstance(found, RunError):
+            failed = True
+            print(f"{name}  (unreadable: {one_line(' '.join(str(found).split()))})")
+        else:
             kind, note = shown[name]
             print(f"{name}  {kind:<{width}}  {note}")
-        else:
-            print(f"{name}  (missing: course runs regenerate {name})")
-    return 0
+    return 1 if failed else 0
 
 
 TOGETHER = (("run_010", "run_011"),)
 """Runs built from the same trainings (`course.reports.learn_hack.measure` keeps them): each
 group is verified in one process, so that its trainings run once."""
+MAX_JOBS = 32
+"""`--jobs` at most: there are 20 canonical runs, and each process holds one in memory."""
 SLOWEST = ("run_012", "run_020")
 """Started first, so that the other runs fill the second process meanwhile (about 90 and 45 s)."""
 
@@ -87,8 +108,10 @@ def _verify_main(args: Any) -> int:
     """One line per run, in the registry's order, as soon as it and the runs before it are
     checked (all of them take about two minutes in two processes)."""
     _report_leftovers()
-    if args.jobs < 1:
-        raise UsageError(f"--jobs: must be >= 1, got {args.jobs}")
+    problem = count_problem("--jobs", args.jobs, 1, MAX_JOBS,
+                            "one process per run at most, and each holds a run in memory")
+    if problem:
+        raise UsageError(problem)
     names = args.names or list(CANONICAL)
     for name in names:
         if name not in CANONICAL:
@@ -107,8 +130,8 @@ def _verify_main(args: Any) -> int:
             differences, seconds = results[name]
             if differences:
                 failed = True
-                for difference in differences:
-                    print(f"{name}: {difference}", flush=True)
+                for difference in differences:   # names files found in runs/: escaped
+                    print(f"{name}: {one_line(difference)}", flush=True)
             else:
                 print(f"{name}: ok (byte-identical, rebuilt in {seconds:.1f} s)", flush=True)
     return 1 if failed else 0

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from course import runs
 from course.bandit import BanditConfig
-from course.evaluation import CompareConfig, EvalConfig
+from course.evaluation import EvalConfig
 from course.goodhart import GoodhartConfig
 from course.kl import KLConfig
+from course.locked_room import CompareConfig
 from course.mdp import MDPConfig
 from course.paths import DATA_DIR, RUNS_DIR, display_path
 from course.peers import ComparisonConfig
@@ -144,17 +145,28 @@ def verify(names: Iterable[str] | None = None,
            root: Path = RUNS_DIR) -> dict[str, list[str]]:
     """Rebuild each named run (all by default) and diff it against `root / name`.
 
-    Returns name -> list of differences (empty when the committed folder is byte-identical).
+    Returns name -> list of differences (empty when the committed folder is byte-identical and
+    its seal, if it has one, matches its files: `runs.unsealed`). A committed folder that
+    cannot be read back whole (`runs.read_files`: a link, a FIFO, a stray empty folder, a
+    manifest that is not JSON) or a run that cannot be rebuilt (a comparison whose runs were
+    tampered with) is reported as a difference of one line, so the other runs are still
+    checked.
     """
     report = {}
     for name in names or CANONICAL:
-        rebuilt = _builder(name)()
+        builder = _builder(name)
         folder = root / name
-        if not folder.is_dir():
-            report[name] = [f"{display_path(folder)} is missing "
-                            f"(create it with `course runs regenerate {name}`)"]
-        else:
-            report[name] = runs.diff_files(runs.read_files(folder), rebuilt)
+        try:
+            rebuilt = builder()
+            if not os.path.lexists(folder):
+                report[name] = [f"{display_path(folder)} is missing "
+                                f"(create it with `course runs regenerate {name}`)"]
+                continue
+            committed = runs.read_files(folder)
+            report[name] = runs.diff_files(committed, rebuilt) + (
+                runs.unsealed(folder) if "manifest.json" in committed else [])
+        except runs.RunError as err:
+            report[name] = [" ".join(str(err).split())]
     return report
 
 

@@ -4,11 +4,12 @@
 kept as a run folder, so that a "before/after" claim has a page of its own:
 
 - `comparison.txt`: exactly the lines the command printed;
-- `comparison.json`: the report `course.evaluation.compare_runs` returns (floats rounded to 4
+- `comparison.json`: the report `course.locked_room.compare_runs` returns (floats rounded to 4
   decimals, as in every summary): the walls checked, both pass rates, the paired interval,
   the flips with their ids, the Noise Rule verdict;
 - `manifest.json`: kind `comparison`, and the two runs' `manifest.json` and `results.jsonl`
-  (everything the comparison reads) by path and sha256;
+  (everything the comparison reads) by path and sha256; it seals the other three files
+  (`course.runs.sealed`);
 - `README.md`: the same in plain words, with the command that makes it again.
 
 Nothing is scored here: the numbers come from the two runs' saved results. A refused comparison
@@ -22,25 +23,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from course.evaluation import (
+from course.formatting import fence_text, inline_code, one_line, percent, prose_text, rounded
+from course.jsonfiles import json_bytes
+from course.locked_room import (
     LOCKED_ROOM,
     NOISE_MIN_EXAMPLES,
     NOISE_MIN_POINTS,
     CompareConfig,
     compare_runs,
 )
-from course.formatting import (
-    fence_text,
-    inline_code,
-    one_line,
-    percent,
-    prose_text,
-    rounded,
-)
-from course.jsonfiles import json_bytes
 from course.paths import display_path
 from course.reports.evaluation import shell_word
-from course.runs import RunFiles, manifest
+from course.runs import RunFiles, manifest, sealed
 
 READ_FROM_EACH_RUN = ("manifest.json", "results.jsonl")
 """The files of a compared run that the comparison reads, pinned by sha256 in its manifest."""
@@ -90,12 +84,11 @@ def build_run(config: CompareConfig, note: str, *, record_git: bool = True) -> R
         kind="comparison", note=note, config=_config_record(config), inputs=inputs, seed=None,
         prompt_version=room["prompt_version"], sampling=room["sampling"],
         record_git=record_git, scorer_version=room["scorer_version"])
-    return {
+    return sealed(record, {
         "README.md": render_readme(config, note, report).encode("utf-8"),
         "comparison.json": json_bytes(_rounded_floats(report)),
         "comparison.txt": report_text(report).encode("utf-8"),
-        "manifest.json": json_bytes(record),
-    }
+    })
 
 
 def _rounded_floats(value: Any) -> Any:
@@ -208,7 +201,7 @@ def render_readme(config: CompareConfig, note: str, report: Mapping[str, Any]) -
         "- `comparison.json`: the same report, machine-readable, with the walls, both "
         "policies and every flipped id.",
         "- `manifest.json`: the two runs' `manifest.json` and `results.jsonl`, by path and "
-        "sha256.",
+        "sha256, and the sha256 of each file above (`files`).",
         "",
         "## Reproduce",
         "",

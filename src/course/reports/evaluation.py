@@ -14,18 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from course import data
-from course.evaluation import (
-    NOISE_MIN_EXAMPLES,
-    NOISE_MIN_POINTS,
-    SCORERS,
-    EvalConfig,
-    evaluate,
-    summarise,
-)
+from course.evaluation import SCORERS, EvalConfig, evaluate, summarise
 from course.formatting import fence_text, inline_code, one_line, percent, prose_text
 from course.jsonfiles import json_bytes, jsonl_bytes
+from course.locked_room import NOISE_MIN_EXAMPLES, NOISE_MIN_POINTS
 from course.paths import display_path
-from course.runs import RunFiles, manifest
+from course.runs import RunFiles, manifest, sealed
 from course.scorer import SCORER_VERSION
 
 
@@ -35,8 +29,10 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
     Scoring is deterministic, so the manifest's seed is None; prompt version and sampling
     settings come from the rollouts' origin (`data.origin`: a `--provenance` file, the entry in
     `data/provenance.json`, or recorded as unknown), so a later comparison can check that both
-    runs were made in the same locked room. The origin is read first: a file that cannot be
-    placed fails before anything is scored.
+    runs were made in the same locked room. The manifest seals the other three files (their
+    sha256 under `files`, `course.runs.sealed`), so `course compare` and `course runs verify`
+    see an edit made after the fact. The origin is read first: a file that cannot be placed
+    fails before anything is scored.
     """
     origin = data.origin(config.rollouts, config.provenance)
     problems = data.load_problems(config.problems)
@@ -49,12 +45,11 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
         prompt_version=origin["prompt_version"], sampling=origin["sampling"],
         origin=data.manifest_origin(origin), record_git=record_git,
         scorer_version=config.scorer)
-    return {
+    return sealed(run_manifest, {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
-        "manifest.json": json_bytes(run_manifest),
         "results.jsonl": jsonl_bytes(results),
         "summary.json": json_bytes(summary),
-    }
+    })
 
 
 def _config_record(config: EvalConfig) -> dict[str, Any]:
@@ -79,12 +74,15 @@ def _escaped(text: str, limit: int = 72) -> str:
 
 
 def reproduce_command(config: EvalConfig, note: str) -> str:
-    """The exact `course eval` command that measures `config` again."""
+    """The exact `course eval` command that measures `config` again (with the same
+    `--provenance` file, so that `course compare` accepts the two runs as one room)."""
     record = _config_record(config)
     out = record["out"] or "runs/run_00X"
+    provenance = (f"--provenance {shell_word(record['provenance'])} "
+                  if "provenance" in record else "")
     scorer = f"--scorer {shell_word(record['scorer'])} " if "scorer" in record else ""
     return (f"course eval --problems {shell_word(record['problems'])} "
-            f"--rollouts {shell_word(record['rollouts'])} {scorer}"
+            f"--rollouts {shell_word(record['rollouts'])} {provenance}{scorer}"
             f"--note {shell_word(note.strip())} --out {shell_word(out)}")
 
 
@@ -160,7 +158,8 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
         "- `results.jsonl`: one line per example with the raw completion, reward and the "
         "scorer's full details.",
         "- `summary.json`: the numbers above, machine-readable.",
-        "- `manifest.json`: scorer version, input files with sha256, prompt version, sampling.",
+        "- `manifest.json`: scorer version, input files with sha256, prompt version, sampling, "
+        "and the sha256 of each file above (`files`), checked by `course compare`.",
         "",
         "## Reproduce",
         "",
