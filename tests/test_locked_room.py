@@ -538,3 +538,26 @@ def test_any_folder_tree_gives_its_files_or_one_run_error(tmp_path_factory, tree
             read()
         except runs.RunError as err:
             assert "\n" not in str(err)
+
+
+@pytest.mark.parametrize(("a", "b", "says"), [
+    (b'{"id":"p0","reward":1}\n{"id":"p1","reward":0}\n',
+     b'{"id":"p1","reward":0}\n{"id":"p0","reward":1}\n', "result 1 is 'p0' in A and 'p1' in B"),
+    (b'{"id":"p0","reward":1}\n{"id":"p1","reward":0}\n', b'{"id":"p0","reward":1}\n',
+     "result 2 is 'p1' in A and nothing in B"),
+])
+def test_two_runs_are_walked_side_by_side_and_must_list_the_same_ids(tmp_path, capsys, a, b,
+                                                                      says):
+    # eval runs list their results in the problems file's order; the walls checked that both
+    # read the same file, so a result whose partner has another id is refused where it stands
+    err = refusal(capsys, tmp_path, make_run(tmp_path / "a", results=a),
+                  make_run(tmp_path / "b", results=b))
+    assert "score different example ids" in err and says in err
+
+
+def test_a_duplicate_id_is_found_after_the_file_is_read_from_hashes_alone(tmp_path):
+    lines = b"".join(b'{"id":"p%d","reward":1}\n' % i for i in range(50))
+    run = make_run(tmp_path / "run", results=lines + b'{"id":"p7","reward":0}\n')
+    with pytest.raises(runs.RunError, match=r"results.jsonl:51: field 'id': duplicate id 'p7' "
+                                            r"\(first on line 8\)"):
+        list(locked_room.read_results(run))

@@ -12,10 +12,10 @@ The story, top to bottom:
    object with the fields the room needs, of the right types; the run's seal (the sha256 of
    each file, `course.runs.sealed`) must still match its files; each line of `results.jsonl`
    is checked against its schema (an object, `id` a non-empty string unique in the file,
-   `reward` a JSON number equal to 0 or 1) and read one line at a time, so that nothing but
-   the outcomes is ever held in memory. Every malformed or tampered run gives one `RunError`
-   naming the file, and the line and field where there is one (`course compare` prints it and
-   exits with status 2);
+   `reward` a JSON number equal to 0 or 1) and read one line at a time, both runs side by
+   side, so that memory stays flat however many examples there are. Every malformed or
+   tampered run gives one `RunError` naming the file, and the line and field where there is
+   one (`course compare` prints it and exits with status 2);
 2. check the walls (`LOCKED_ROOM`): the same problems (sha256), scorer version, prompt version
    and sampling settings (`_settings`, the policy's name excepted); unknown walls prove nothing
    (`_unknown_walls`);
@@ -31,11 +31,15 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from course import runs
 from course.evaluation import Z_95, wilson_interval
@@ -135,13 +139,15 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
     only).
 
     Each line must be a JSON object (`course.runs.decode_json`: UTF-8, no byte order mark, not
-    nested too deeply, no integer of over 4,300 digits) with `id` a non-empty string not seen on
-    an earlier line and `reward` a JSON number equal to 0 or 1 (`true` and `"1.0"` are not
-    numbers); `passed` is `reward == 1`. A file with no result is refused too. Every problem is
-    a `RunError` naming the file, the line and the field.
+    nested too deeply, no integer of over 4,300 digits) with `id` a non-empty string and
+    `reward` a JSON number equal to 0 or 1 (`true` and `"1.0"` are not numbers); `passed` is
+    `reward == 1`. No id may appear twice: that is checked when the file has been read, from one
+    8-byte hash per line (`_first_duplicate`), so that memory stays flat however long the file.
+    A file with no result is refused too. Every problem is a `RunError` naming the file, the
+    line and the field.
     """
     file = run / RESULTS
-    seen: dict[str, int] = {}
+    hashes = array("q")                              # hash(id) per line: 8 bytes, not the id
     with runs.open_file(run, RESULTS) as stream:
         for number, raw in enumerate(stream, start=1):
             if not raw.strip(b" \t\r\n"):
@@ -153,10 +159,6 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
             result_id, reward = record.get("id"), record.get("reward")
             if not isinstance(result_id, str) or not result_id:
                 raise runs.file_error(file, number, "id", "missing, empty or not a string")
-            first = seen.setdefault(result_id, number)
-            if first != number:
-                raise runs.file_error(file, number, "id", f"duplicate id {result_id!r:.60} "
-                                      f"(first on line {first})")
             if "reward" not in record:
                 raise runs.file_error(file, number, "reward", "missing")
             if not _number(reward) or reward not in (0, 1):
@@ -165,9 +167,35 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
                          and abs(reward) > 10**40 else f"{type(reward).__name__} {reward!r:.40}")
                 raise runs.file_error(file, number, "reward", f"must be the number 0 or 1, "
                                       f"got {shown}")
+            hashes.append(hash(result_id))
             yield result_id, reward == 1
-    if not seen:
+    if not hashes:
         raise runs.file_error(file, None, None, "no results")
+    if (duplicate := _first_duplicate(run, hashes)) is not None:
+        number, result_id, first = duplicate
+        raise runs.file_error(file, number, "id", f"duplicate id {result_id!r:.60} "
+                              f"(first on line {first})")
+
+
+def _first_duplicate(run: Path, hashes: array[int]) -> tuple[int, str, int] | None:
+    """The first line of `results.jsonl` whose id an earlier line already has, as (line, id,
+    earlier line), or None. Lines whose ids hash alike are found by sorting the hashes; only
+    then is the file read again, and only their ids are kept (two ids may share a hash)."""
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    if not suspects:
+        return None
+    seen: dict[str, int] = {}
+    with runs.open_file(run, RESULTS) as stream:
+        for number, raw in enumerate(stream, start=1):
+            if not raw.strip(b" \t\r\n"):
+                continue
+            result_id = runs.decode_json(raw, run / RESULTS, number)["id"]
+            if hash(result_id) in suspects:
+                first = seen.setdefault(result_id, number)
+                if first != number:
+                    return number, result_id, first
+    return None
 
 
 # -- 2. the walls of the room -----------------------------------------------------------------
@@ -208,9 +236,25 @@ def _problems_path(manifest: Mapping[str, Any]) -> Any:
     return manifest["inputs"]["problems"].get("path")
 
 
-def _outcomes(run: Path) -> dict[str, bool]:
-    """id -> passed, from a run's results.jsonl (`read_results`), in file order."""
-    return dict(read_results(run))
+def _paired_outcomes(run_a: Path, run_b: Path) -> tuple[Counter[tuple[bool, bool]],
+                                                        dict[str, list[str]]]:
+    """Both runs' results walked side by side, one line of each at a time: the 2x2 table of
+    (passed in A, passed in B) and the ids that flipped, in dataset order. An eval run lists
+    its results in the order of its problems file, and the walls have checked that both read
+    the same one: a result whose id differs from its partner's, or a run with more results than
+    the other, is refused."""
+    table: Counter[tuple[bool, bool]] = Counter()
+    flipped: dict[str, list[str]] = {"pass_to_fail": [], "fail_to_pass": []}
+    for k, (a, b) in enumerate(zip_longest(read_results(run_a), read_results(run_b)), start=1):
+        if a is None or b is None or a[0] != b[0]:
+            shown = [f"{x[0]!r:.60}" if x is not None else "nothing" for x in (a, b)]
+            raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} record the "
+                                f"same dataset but score different example ids: result {k} "
+                                f"is {shown[0]} in A and {shown[1]} in B")
+        table[(a[1], b[1])] += 1
+        if a[1] != b[1]:
+            flipped["pass_to_fail" if a[1] else "fail_to_pass"].append(a[0])
+    return table, flipped
 
 
 # -- 3. how far apart: the paired interval and the Noise Rule ---------------------------------
@@ -297,17 +341,10 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
             "the Locked Room Rule needs the same dataset, scorer, prompt and sampling, but "
             + "; ".join(differences))
     _unknown_walls(room_a, run_a)
-    outcomes_a, outcomes_b = _outcomes(run_a), _outcomes(run_b)
-    if outcomes_a.keys() != outcomes_b.keys():
-        raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} "
-                            "record the same dataset but score different example ids")
-    pairs = [(outcomes_a[i], outcomes_b[i]) for i in outcomes_a]
-    flipped = {"pass_to_fail": [i for i in outcomes_a if outcomes_a[i] and not outcomes_b[i]],
-               "fail_to_pass": [i for i in outcomes_a if outcomes_b[i] and not outcomes_a[i]]}
-    table = Counter(pairs)
+    table, flipped = _paired_outcomes(run_a, run_b)
     both, only_a = table[(True, True)], table[(True, False)]
     only_b, neither = table[(False, True)], table[(False, False)]
-    n, passes_a, passes_b = len(pairs), both + only_a, both + only_b
+    n, passes_a, passes_b = sum(table.values()), both + only_a, both + only_b
     interval = paired_difference_interval(both, only_a, only_b, neither)
     return {
         "run_a": display_path(run_a),
