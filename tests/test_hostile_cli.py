@@ -54,7 +54,7 @@ def no_work(monkeypatch):
                    "course.commands.bandit.train", "course.commands.mdp.train",
                    "course.commands.kl.sweep", "course.commands.goodhart.simulate",
                    "course.commands.goodhart.build_run", "course.commands.selection.build_run",
-                   "course.commands.evaluation.build_run"):
+                   "course.commands.evaluation.write_results"):
         monkeypatch.setattr(target, refuse)
 
 

@@ -125,7 +125,7 @@ def test_a_provenance_file_missing_a_field_is_refused_before_any_work(real_model
                                                                      capsys, monkeypatch):
     folder = real_model_files
     (folder / "origin.json").write_text('{"made_by": "me", "prompt_version": "v"}')
-    monkeypatch.setattr("course.reports.evaluation.evaluate",
+    monkeypatch.setattr("course.reports.evaluation.score_pairs",
                         lambda *a: pytest.fail("scored before checking the inputs"))
     code, _out, err = run(capsys, "eval", "--problems", folder / "problems.jsonl", "--rollouts",
                           folder / "rollouts.jsonl", "--provenance", folder / "origin.json",

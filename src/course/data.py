@@ -29,15 +29,20 @@ or writes: data flows out of this module, never back in.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import stat
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, NoReturn, TypeVar
 
-from course.jsonfiles import jsonl_lines, non_finite_field
+import numpy as np
+
+from course.jsonfiles import JSON_BLANK, non_finite_field
 from course.paths import DATA_DIR, display_path, sha256_file
 from course.scorer import MAX_DIGITS
 
@@ -61,14 +66,15 @@ and parsed. A bigger file (or `/dev/zero`) is refused before a byte is read, ins
 in a MemoryError."""
 
 
-def _read_text(path: Path) -> str:
-    """The file's text, or a `DataError` that says why it cannot be read (missing, a folder,
-    not a regular file, over `MAX_FILE_BYTES`, no permission, not UTF-8: the line of the
-    first bad byte is named).
+@contextmanager
+def _opened(path: Path) -> Iterator[BinaryIO]:
+    """The data file `path`, open for reading in binary, or a `DataError` that says why it
+    cannot be read (missing, a folder, not a regular file, over `MAX_FILE_BYTES`, no
+    permission).
 
     The file is opened without blocking (a FIFO would wait forever for a writer) and checked
-    with `fstat` before anything is read; at most `MAX_FILE_BYTES` + 1 bytes are ever read,
-    so a file that grows meanwhile is refused too."""
+    with `fstat` before anything is read. Readers stop after `MAX_FILE_BYTES` + 1 bytes, so a
+    file that grows meanwhile is refused too."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -82,21 +88,63 @@ def _read_text(path: Path) -> str:
         if not stat.S_ISREG(status.st_mode):
             raise DataError(path, None, None, "not a regular file (a device, FIFO or "
                                               "socket), so it is not read")
+        if status.st_size > MAX_FILE_BYTES:
+            raise _too_large(path)
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
-            raw = b"" if status.st_size > MAX_FILE_BYTES else stream.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+            yield stream
     finally:
         os.close(descriptor)
-    if max(status.st_size, len(raw)) > MAX_FILE_BYTES:
-        raise DataError(path, None, None, f"larger than the {MAX_FILE_BYTES:,}-byte limit "
-                                          "on a data file")
+
+
+def _too_large(path: Path) -> DataError:
+    return DataError(path, None, None, f"larger than the {MAX_FILE_BYTES:,}-byte limit on a "
+                                       "data file")
+
+
+def _read_error(path: Path, err: OSError) -> DataError:
+    return DataError(path, None, None, f"cannot be read ({err.strerror or err})")
+
+
+def _read_text(path: Path) -> str:
+    """The whole text of the data file `path` (`_opened`), or a `DataError`; a byte that is
+    not UTF-8 is named with its line."""
+    with _opened(path) as stream:
+        try:
+            raw = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as err:
+            raise _read_error(path, err) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise _too_large(path)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         raise DataError(path, line, None, f"not valid UTF-8 ({err.reason} at byte "
                                           f"{err.start})") from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, int, str]]:
+    """`(line number, byte offset, text)` for each non-blank line of the JSON Lines file `path`,
+    read one line at a time (memory does not grow with the file). Lines end at `\\n` only; a
+    `\\r` before it is dropped; a line made only of `course.jsonfiles.JSON_BLANK` is blank. A
+    byte that is not UTF-8 is named with its line and its offset in the file."""
+    offset = 0
+    with _opened(path) as stream:
+        try:
+            for number, raw in enumerate(stream, start=1):
+                if offset + len(raw) > MAX_FILE_BYTES:
+                    raise _too_large(path)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise DataError(path, number, None, f"not valid UTF-8 ({err.reason} at "
+                                                        f"byte {offset + err.start})") from None
+                text = text.removesuffix("\n").removesuffix("\r")
+                if text.strip(JSON_BLANK):
+                    yield number, offset, text
+                offset += len(raw)
+        except OSError as err:
+            raise _read_error(path, err) from None
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -180,14 +228,19 @@ def _non_finite_field(text: str) -> str | None:
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, Record]]:
     """Yield `(line_number, object)` for each non-blank line; 1-based line numbers. Lines end
-    at `\\n` only (`course.jsonfiles.jsonl_lines`), so U+2028 inside a string is just text."""
+    at `\\n` only (`_lines`), so U+2028 inside a string is just text. The file is read one line
+    at a time."""
     path = Path(path)
-    for number, line in jsonl_lines(_read_text(path)):
-        record = parse_json(line, path, number)
-        if not isinstance(record, dict):
-            problem = f"expected a JSON object, got {type(record).__name__}"
-            raise DataError(path, number, None, problem)
-        yield number, record
+    for number, _, line in _lines(path):
+        yield number, _object(parse_json(line, path, number), path, number)
+
+
+def _object(record: Any, path: Path, number: int) -> Record:
+    """`record` if it is a JSON object, else a `DataError` for its line."""
+    if not isinstance(record, dict):
+        raise DataError(path, number, None, f"expected a JSON object, got "
+                                            f"{type(record).__name__}")
+    return record
 
 
 _ANSWER_LIMIT = 10**MAX_DIGITS  # an expected_answer must be below this in absolute value
@@ -457,14 +510,135 @@ def join_on_id(problems: Sequence[P], rows: Sequence[R], rows_path: Path | str) 
     known = {problem["id"] for problem in problems}
     unknown = [row["id"] for row in rows if row["id"] not in known]
     if unknown:
-        raise DataError(rows_path, _line_of(rows_path, unknown[0]), "id",
-                        f"unknown problem id {unknown[0]!r} ({len(unknown)} rows name no "
-                        "problem)")
+        _unknown_row(Path(rows_path), _line_of(rows_path, unknown[0]), unknown[0], len(unknown))
     missing = [p["id"] for p in problems if p["id"] not in by_id]
     if missing:
-        raise DataError(rows_path, None, "id", f"no row for problem {missing[0]!r}"
-                        f" ({len(missing)} problems missing)")
+        _missing_row(Path(rows_path), missing[0], len(missing))
     return [(problem, by_id[problem["id"]]) for problem in problems]
+
+
+def first_repeat(hashes: array[int], ids: Callable[[], Iterator[tuple[int, str]]]
+                 ) -> tuple[int, str, int] | None:
+    """The first id that repeats an earlier one, as (its line, the id, the earlier line), or
+    None. `hashes` holds `hash(id)` for every record in file order (8 bytes each, not the ids);
+    `ids()` reads the file again as `(line, id)`. Only when two hashes are equal is the file
+    read again, keeping only the ids that share a hash (two different ids may)."""
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    if not suspects:
+        return None
+    seen: dict[str, int] = {}
+    for number, record_id in ids():
+        if hash(record_id) in suspects:
+            first = seen.setdefault(record_id, number)
+            if first != number:
+                return number, record_id, first
+    return None
+
+
+def _checked(path: Path, fields: Mapping[str, type], optional: Mapping[str, type] | None,
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Check every record of the JSON Lines file `path` as `_load` does (fields, then unique
+    ids), one line at a time; return `hash(id)` and the byte offset of each record's line, in
+    file order: two (N,) int64 arrays, 16 bytes a record."""
+    hashes, offsets = array("q"), array("q")
+    for number, offset, line in _lines(path):
+        record = _object(parse_json(line, path, number), path, number)
+        _check_fields(path, number, record, fields, optional)
+        hashes.append(hash(record["id"]))
+        offsets.append(offset)
+    if not hashes:
+        raise DataError(path, None, None, "no records")
+    repeat = first_repeat(hashes, lambda: _ids(path))
+    if repeat is not None:
+        number, record_id, first = repeat
+        raise DataError(path, number, "id", f"duplicate id {record_id!r} (first on line "
+                                            f"{first})")
+    return np.frombuffer(hashes, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
+
+
+def _ids(path: Path) -> Iterator[tuple[int, str]]:
+    """`(line, id)` of each record of a JSON Lines file that `_checked` has checked."""
+    for number, _, line in _lines(path):
+        yield number, parse_json(line, path, number)["id"]
+
+
+def _nth_id(path: Path, index: int) -> tuple[int, str]:
+    """The line and id of the `index`-th record (0-based) of a checked JSON Lines file."""
+    return next(itertools.islice(_ids(path), index, None))
+
+
+def stream_pairs(problems_path: Path | str, rows_path: Path | str
+                 ) -> tuple[int, Iterator[tuple[Record, Record]]]:
+    """Each problem with its rollout, in problem order: the pairs that
+    `join_on_id(load_problems(problems_path), load_rollouts(rows_path), rows_path)` gives, with
+    the same checks and the same errors, but with memory that does not grow with the records
+    (24 bytes a record), for files of a million lines.
+
+    The files are read three times. 1. Every problem is checked; one `hash(id)` per line is
+    kept. 2. Every rollout is checked; its id's hash and its line's byte offset are kept. Every
+    rollout must name a known problem and every problem must have a rollout: both are decided
+    from the hashes before anything is scored. 3. The problems are read again, each paired
+    with its rollout, read at its offset (in file order when the two files share an order).
+    Since two ids may share a hash, each pair is confirmed by its ids, and a rollout left over
+    at the end is refused as unknown.
+
+    Returns the number of problems and the pairs, as a generator.
+    """
+    problems_path, rows_path = Path(problems_path), Path(rows_path)
+    problem_hashes, _ = _checked(problems_path, PROBLEM_FIELDS, None)
+    row_hashes, offsets = _checked(rows_path, ROLLOUT_FIELDS, STAND_IN_FIELDS)
+    unknown = np.flatnonzero(~np.isin(row_hashes, problem_hashes))
+    if len(unknown):
+        _unknown_row(rows_path, *_nth_id(rows_path, int(unknown[0])), len(unknown))
+    missing = np.flatnonzero(~np.isin(problem_hashes, row_hashes))
+    if len(missing):
+        _missing_row(rows_path, _nth_id(problems_path, int(missing[0]))[1], len(missing))
+    order = np.argsort(row_hashes, kind="stable")
+    ranked = row_hashes[order]
+    first = order[np.minimum(np.searchsorted(ranked, problem_hashes), len(order) - 1)]
+
+    def pairs() -> Iterator[tuple[Record, Record]]:
+        used = np.zeros(len(row_hashes), dtype=bool)
+        with _opened(rows_path) as rows:
+            for i, (number, _, line) in enumerate(_lines(problems_path)):
+                problem = parse_json(line, problems_path, number)
+                row, k = _row_at(rows, rows_path, int(offsets[first[i]])), int(first[i])
+                if row["id"] != problem["id"]:          # another id with the same hash
+                    key = hash(problem["id"])
+                    low, high = np.searchsorted(ranked, key), np.searchsorted(ranked, key, "right")
+                    k = next((int(j) for j in order[low:high]
+                              if _row_at(rows, rows_path, int(offsets[j]))["id"] == problem["id"]),
+                             -1)
+                    if k < 0:
+                        _missing_row(rows_path, problem["id"], 1)
+                    row = _row_at(rows, rows_path, int(offsets[k]))
+                used[k] = True
+                yield problem, row
+        if not used.all():
+            k = int(np.flatnonzero(~used)[0])
+            _unknown_row(rows_path, *_nth_id(rows_path, k), int((~used).sum()))
+
+    return len(problem_hashes), pairs()
+
+
+def _row_at(rows: BinaryIO, path: Path, offset: int) -> Record:
+    """The record whose line starts at byte `offset` of the open, checked JSON Lines file."""
+    rows.seek(offset)
+    text = rows.readline().decode("utf-8").removesuffix("\n").removesuffix("\r")
+    return parse_json(text, path, None)
+
+
+def _unknown_row(path: Path, line: int | None, row_id: str, count: int) -> NoReturn:
+    """Refuse a rollouts file in which `count` rows name no problem (the first: `row_id`)."""
+    raise DataError(path, line, "id", f"unknown problem id {row_id!r} ({count} rows name no "
+                                      "problem)")
+
+
+def _missing_row(path: Path, problem_id: str, count: int) -> NoReturn:
+    """Refuse a rollouts file that has no row for `count` problems (the first: `problem_id`)."""
+    raise DataError(path, None, "id", f"no row for problem {problem_id!r} ({count} problems "
+                                      "missing)")
 
 
 def _line_of(path: Path | str, row_id: Any) -> int | None:

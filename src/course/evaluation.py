@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,11 +104,17 @@ def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[s
         policy's label or None, and `details` is the scorer's, in full.
     """
     pairs = data.join_on_id(problems, rollouts, rollouts_path)
+    return list(score_pairs(progress.bar(pairs, len(pairs), "scoring"), scorer))
+
+
+def score_pairs(pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+                scorer: str = SCORER_VERSION) -> Iterator[dict[str, Any]]:
+    """The result of each (problem, rollout) pair, one at a time (`evaluate`'s records): what
+    `course eval` streams, so that a million rollouts never sit in memory at once."""
     score_one = SCORERS[scorer].score
-    results = []
-    for problem, rollout in progress.bar(pairs, len(pairs), "scoring"):
+    for problem, rollout in pairs:
         scored = score_one(problem, rollout["completion"])
-        results.append({
+        yield {
             "id": problem["id"],
             "prompt": problem["prompt"],
             "expected_answer": problem["expected_answer"],
@@ -116,8 +122,7 @@ def evaluate(problems: Sequence[Mapping[str, Any]], rollouts: Sequence[Mapping[s
             "policy_mode": rollout.get("policy_mode"),
             "reward": scored["reward"],
             "details": scored["details"],
-        })
-    return results
+        }
 
 
 # -- 2. how sure can we be about a pass rate? -------------------------------------------------
@@ -169,7 +174,7 @@ def _code_rank(code: str) -> int:
     return _CODE_RANK.get(code, len(_CODE_RANK))
 
 
-def summarise(results: Sequence[Mapping[str, Any]],
+def summarise(results: Iterable[Mapping[str, Any]],
               scorer: str = SCORER_VERSION) -> dict[str, Any]:
     """Loop A's statistics for scored results (from `evaluate` with the scorer version
     `scorer`, or read back from a run).
@@ -177,44 +182,68 @@ def summarise(results: Sequence[Mapping[str, Any]],
     Returns a dict with `n`, `passes`, `pass_rate`, `pass_rate_ci95` (Wilson), `mean_reward`,
     `failure_modes` (one row per failing code: count and share of all N, most frequent first,
     ties in the scorer's code order) and `inspection` (up to 5 passing and 5 failing examples,
-    see `inspection_sample`). Floats are rounded to 4 decimals, so artifact bytes never depend
+    see `Tally.inspection`). Floats are rounded to 4 decimals, so artifact bytes never depend
     on float noise.
     """
-    n = len(results)
-    passes = sum(1 for r in results if _passed(r))
-    lo, hi = wilson_interval(passes, n)
-    failing_codes = Counter(r["details"]["code"] for r in results if not _passed(r))
-    ordered = sorted(failing_codes, key=lambda code: (-failing_codes[code], _code_rank(code)))
-    return {
-        "scorer_version": scorer,
-        "n": n,
-        "passes": passes,
-        "pass_rate": rounded(passes / n),
-        "pass_rate_ci95": [rounded(lo), rounded(hi)],
-        "mean_reward": rounded(sum(r["reward"] for r in results) / n),
-        "failure_modes": [{"code": code, "count": failing_codes[code],
-                           "share": rounded(failing_codes[code] / n)} for code in ordered],
-        "inspection": inspection_sample(results, ordered),
-    }
+    tally = Tally()
+    for result in results:
+        tally.add(result)
+    return tally.summary(scorer)
 
 
-def inspection_sample(results: Sequence[Mapping[str, Any]], code_order: Sequence[str],
-                      per_side: int = INSPECT_PER_SIDE) -> dict[str, list[dict[str, Any]]]:
-    """Which raw examples a reader should look at first; deterministic.
+class Tally:
+    """`summarise`, one result at a time: counts, a running sum and at most `per_side`
+    examples of each kind, so memory does not grow with N (`course eval` on a million)."""
 
-    Passing: the first `per_side` passes in dataset order. Failing: round robin over the
-    failing codes in `code_order` (most frequent first), taking each code's next example in
-    dataset order, so the sample covers as many different causes as it can.
-    """
-    passing: list[Mapping[str, Any]] = []
-    queues: dict[str, list[Mapping[str, Any]]] = {code: [] for code in code_order}
-    for r in results:  # one pass, keeping at most `per_side` examples of each kind
-        queue = passing if _passed(r) else queues[r["details"]["code"]]
-        if len(queue) < per_side:
-            queue.append(r)
-    failing = [queues[code][depth] for depth in range(per_side) for code in code_order
-               if depth < len(queues[code])][:per_side]
-    return {"passing": [_shown(r) for r in passing], "failing": [_shown(r) for r in failing]}
+    def __init__(self, per_side: int = INSPECT_PER_SIDE):
+        self.per_side = per_side
+        self.n, self.passes, self.reward = 0, 0, 0.0
+        self.failing: Counter[str] = Counter()
+        self.passing: list[Mapping[str, Any]] = []                 # the first passes
+        self.queues: dict[str, list[Mapping[str, Any]]] = {}       # code -> its first failures
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        self.n += 1
+        self.reward += result["reward"]
+        if _passed(result):
+            self.passes += 1
+            queue = self.passing
+        else:
+            code = result["details"]["code"]
+            self.failing[code] += 1
+            queue = self.queues.setdefault(code, [])
+        if len(queue) < self.per_side:
+            queue.append(result)
+
+    def summary(self, scorer: str = SCORER_VERSION) -> dict[str, Any]:
+        """What `summarise` returns, for the results added so far (at least one)."""
+        n, passes, failing = self.n, self.passes, self.failing
+        lo, hi = wilson_interval(passes, n)
+        ordered = sorted(failing, key=lambda code: (-failing[code], _code_rank(code)))
+        return {
+            "scorer_version": scorer,
+            "n": n,
+            "passes": passes,
+            "pass_rate": rounded(passes / n),
+            "pass_rate_ci95": [rounded(lo), rounded(hi)],
+            "mean_reward": rounded(self.reward / n),
+            "failure_modes": [{"code": code, "count": failing[code],
+                               "share": rounded(failing[code] / n)} for code in ordered],
+            "inspection": self.inspection(ordered),
+        }
+
+    def inspection(self, code_order: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Which raw examples a reader should look at first; deterministic.
+
+        Passing: the first `per_side` passes in dataset order. Failing: round robin over the
+        failing codes in `code_order` (most frequent first), taking each code's next example
+        in dataset order, so the sample covers as many different causes as it can.
+        """
+        queues, per_side = self.queues, self.per_side
+        failing = [queues[code][depth] for depth in range(per_side) for code in code_order
+                   if depth < len(queues[code])][:per_side]
+        return {"passing": [_shown(r) for r in self.passing],
+                "failing": [_shown(r) for r in failing]}
 
 
 def _shown(result: Mapping[str, Any]) -> dict[str, Any]:

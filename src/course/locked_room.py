@@ -39,9 +39,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from course import runs
+from course import data, runs
 from course.evaluation import Z_95, wilson_interval
 from course.paths import display_path
 
@@ -141,10 +139,10 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
     Each line must be a JSON object (`course.runs.decode_json`: UTF-8, no byte order mark, not
     nested too deeply, no integer of over 4,300 digits) with `id` a non-empty string and
     `reward` a JSON number equal to 0 or 1 (`true` and `"1.0"` are not numbers); `passed` is
-    `reward == 1`. No id may appear twice: that is checked when the file has been read, from one
-    8-byte hash per line (`_first_duplicate`), so that memory stays flat however long the file.
-    A file with no result is refused too. Every problem is a `RunError` naming the file, the
-    line and the field.
+    `reward == 1`. No id may appear twice: that is checked when the file has been read, from
+    one 8-byte hash per line (`course.data.first_repeat`), so that memory stays flat however
+    long the file. A file with no result is refused too. Every problem is a `RunError` naming
+    the file, the line and the field.
     """
     file = run / RESULTS
     hashes = array("q")                              # hash(id) per line: 8 bytes, not the id
@@ -171,31 +169,18 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
             yield result_id, reward == 1
     if not hashes:
         raise runs.file_error(file, None, None, "no results")
-    if (duplicate := _first_duplicate(run, hashes)) is not None:
+    if (duplicate := data.first_repeat(hashes, lambda: _result_ids(run))) is not None:
         number, result_id, first = duplicate
         raise runs.file_error(file, number, "id", f"duplicate id {result_id!r:.60} "
                               f"(first on line {first})")
 
 
-def _first_duplicate(run: Path, hashes: array[int]) -> tuple[int, str, int] | None:
-    """The first line of `results.jsonl` whose id an earlier line already has, as (line, id,
-    earlier line), or None. Lines whose ids hash alike are found by sorting the hashes; only
-    then is the file read again, and only their ids are kept (two ids may share a hash)."""
-    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
-    suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
-    if not suspects:
-        return None
-    seen: dict[str, int] = {}
+def _result_ids(run: Path) -> Iterator[tuple[int, str]]:
+    """`(line, id)` of each result of a run that `read_results` has read through."""
     with runs.open_file(run, RESULTS) as stream:
         for number, raw in enumerate(stream, start=1):
-            if not raw.strip(b" \t\r\n"):
-                continue
-            result_id = runs.decode_json(raw, run / RESULTS, number)["id"]
-            if hash(result_id) in suspects:
-                first = seen.setdefault(result_id, number)
-                if first != number:
-                    return number, result_id, first
-    return None
+            if raw.strip(b" \t\r\n"):
+                yield number, runs.decode_json(raw, run / RESULTS, number)["id"]
 
 
 # -- 2. the walls of the room -----------------------------------------------------------------

@@ -33,10 +33,10 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from course import __version__, data
 from course.jsonfiles import json_bytes
@@ -141,7 +141,24 @@ def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
     (the user's umask), not the private 0700 of a temporary folder. Only a `kill -9` can leave
     a staging folder behind; `leftover_partials` finds those.
     """
-    path = Path(path)
+    return _write(Path(path), lambda staging: files)
+
+
+def write_streamed_run(path: Path | str, name: str,
+                       produce: Callable[[BinaryIO], Mapping[str, bytes]]) -> Path:
+    """`write_run` for a run with one file too large to hold in memory (the results of a
+    million examples): `produce` writes the file `name` into the open staging file as it goes,
+    and returns the run's other files, which are written beside it. The same guarantees: the
+    folder appears whole or not at all, whatever `produce` raises."""
+    def fill(staging: Path) -> Mapping[str, bytes]:
+        with open(staging / name, "wb") as sink:
+            return produce(sink)
+    return _write(Path(path), fill)
+
+
+def _write(path: Path, fill: Callable[[Path], Mapping[str, bytes]]) -> Path:
+    """Make the staging folder, let `fill` write into it and return the files left to write,
+    write them, then rename the folder into place (`write_run`)."""
     refuse_existing(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +166,7 @@ def write_run(path: Path | str, files: Mapping[str, bytes]) -> Path:
     except OSError as err:
         raise _cannot_write(path, err) from None
     try:
-        for name, content in files.items():
+        for name, content in fill(staging).items():
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
@@ -395,12 +412,16 @@ SEAL = "files"
 (the manifest cannot hold its own hash). Written by `sealed`, checked by `unsealed`."""
 
 
-def sealed(record: Mapping[str, Any], files: Mapping[str, bytes]) -> RunFiles:
+def sealed(record: Mapping[str, Any], files: Mapping[str, bytes],
+           streamed: Mapping[str, str] | None = None) -> RunFiles:
     """`files` plus `manifest.json`: the manifest `record` with, last, `files` (`SEAL`), the
-    sha256 of every file in `files` by name in sorted order."""
-    if "manifest.json" in files:
+    sha256 of every file in `files` and, for a file written as a stream
+    (`write_streamed_run`), the sha256 given in `streamed`, by name in sorted order."""
+    if "manifest.json" in files or "manifest.json" in (streamed or {}):
         raise ValueError("`files` must not hold the manifest it is sealed by")
-    seal = {name: sha256_bytes(files[name]) for name in sorted(files)}
+    digests = {**{name: sha256_bytes(content) for name, content in files.items()},
+               **(streamed or {})}
+    seal = {name: digests[name] for name in sorted(digests)}
     return dict(sorted({**files, "manifest.json": json_bytes({**record, SEAL: seal})}.items()))
 
 

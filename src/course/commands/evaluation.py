@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from course.commands.options import (
     add_output_arguments,
@@ -20,8 +20,8 @@ from course.formatting import one_line, percent
 from course.locked_room import CompareConfig, compare_runs
 from course.paths import display_path
 from course.reports import comparison
-from course.reports.evaluation import build_run
-from course.runs import write_run
+from course.reports.evaluation import RESULTS, write_results
+from course.runs import RunFiles, write_run, write_streamed_run
 from course.scorer import SCORER_VERSION
 
 
@@ -54,8 +54,13 @@ def _eval_main(args: Any) -> int:
     config = make_config(EvalConfig, problems=args.problems, rollouts=args.rollouts,
                          out=args.out, provenance=args.provenance, scorer=args.scorer)
     check_output_arguments(args)  # fail before the work, not after it
-    files = build_run(config, args.note)
-    path = write_run(args.out, files)
+    files: RunFiles = {}             # the run's files but its results, which are streamed
+
+    def produce(sink: BinaryIO) -> RunFiles:
+        files.update(write_results(config, args.note, sink))  # read below: summary, manifest
+        return files
+
+    path = write_streamed_run(args.out, RESULTS, produce)
     warn_unknown_origin("eval", config.rollouts, files)
     summary = json.loads(files["summary.json"])
     lo, hi = summary["pass_rate_ci95"]

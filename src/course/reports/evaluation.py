@@ -1,20 +1,24 @@
 """The Loop A run (`runs/run_001` and every `course eval`): results, summary, manifest, README.
 
-`build_run` loads the problems and the frozen rollouts, scores them with
-`course.evaluation.evaluate`, summarises them, and returns the run's files. The manifest takes
-its prompt version and sampling settings from the rollouts' provenance, so that
+`write_results` reads the problems and the frozen rollouts, scores them one pair at a time
+with `course.evaluation.score_pairs`, streams the results and summarises them as they pass
+(`course.evaluation.Tally`); `build_run` returns all the run's files in memory. The manifest
+takes its prompt version and sampling settings from the rollouts' provenance, so that
 `course compare` can check later that two runs were measured in the same locked room.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import itertools
 import json
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
-from course import data
-from course.evaluation import SCORERS, EvalConfig, evaluate, summarise
+from course import data, progress
+from course.evaluation import SCORERS, EvalConfig, Tally, score_pairs
 from course.formatting import fence_text, inline_code, one_line, percent, prose_text
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.locked_room import NOISE_MIN_EXAMPLES, NOISE_MIN_POINTS
@@ -22,9 +26,26 @@ from course.paths import display_path
 from course.runs import RunFiles, manifest, sealed
 from course.scorer import SCORER_VERSION
 
+RESULTS = "results.jsonl"
+"""The run's one large file: a line per example, streamed (`write_results`)."""
+CHUNK = 4096
+"""Results encoded and written together: one call to the JSON encoder per 4,096 lines."""
+
 
 def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    """Evaluate `config` and return the run folder's files: results, summary, manifest, README.
+    """Evaluate `config` and return the run folder's files: results, summary, manifest, README
+    (`write_results`, with the results held in memory: for the canonical runs and tests)."""
+    sink = io.BytesIO()
+    files = write_results(config, note, sink, record_git=record_git)
+    return dict(sorted({**files, RESULTS: sink.getvalue()}.items()))
+
+
+def write_results(config: EvalConfig, note: str, sink: BinaryIO, *,
+                  record_git: bool = True) -> RunFiles:
+    """Evaluate `config`, writing `results.jsonl` to `sink` one line at a time, and return the
+    run's other files: summary, manifest, README. Memory does not grow with the number of
+    examples (`data.stream_pairs`, `evaluation.score_pairs`, `evaluation.Tally`):
+    `course eval` streams a million rollouts into its run folder (`runs.write_streamed_run`).
 
     Scoring is deterministic, so the manifest's seed is None; prompt version and sampling
     settings come from the rollouts' origin (`data.origin`: a `--provenance` file, the entry in
@@ -35,10 +56,16 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
     fails before anything is scored.
     """
     origin = data.origin(config.rollouts, config.provenance)
-    problems = data.load_problems(config.problems)
-    rollouts = data.load_rollouts(config.rollouts)
-    results = evaluate(problems, rollouts, config.rollouts, config.scorer)
-    summary = summarise(results, config.scorer)
+    n, pairs = data.stream_pairs(config.problems, config.rollouts)
+    tally, digest = Tally(), hashlib.sha256()
+    results = score_pairs(progress.bar(pairs, n, "scoring"), config.scorer)
+    while chunk := list(itertools.islice(results, CHUNK)):   # CHUNK results at a time
+        lines = jsonl_bytes(chunk)
+        sink.write(lines)
+        digest.update(lines)
+        for result in chunk:
+            tally.add(result)
+    summary = tally.summary(config.scorer)
     run_manifest = manifest(
         kind="eval", note=note, config=_config_record(config),
         inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
@@ -47,9 +74,8 @@ def build_run(config: EvalConfig, note: str, *, record_git: bool = True) -> RunF
         scorer_version=config.scorer)
     return sealed(run_manifest, {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
-        "results.jsonl": jsonl_bytes(results),
         "summary.json": json_bytes(summary),
-    })
+    }, streamed={RESULTS: digest.hexdigest()})
 
 
 def _config_record(config: EvalConfig) -> dict[str, Any]:
