@@ -15,8 +15,10 @@ first) so that a reader looks at the data before trusting the number.
 The instrument is `strict-v1` (`course.scorer`) unless a run names another one in `SCORERS`:
 the only other is `strict-v0` (`course.scorer_v0`), an earlier version kept for forensics.
 
-The story, top to bottom: `evaluate` -> `wilson_interval` -> `summarise` (with
-`inspection_sample`). The run folder is written by `course.reports.evaluation`; the command is
+The story, top to bottom: `evaluate` (one `score_pairs` result per problem) ->
+`wilson_interval` -> `summarise` (a `Tally` of the results, with its inspection sample). Both
+`score_pairs` and `Tally` take one result at a time, so the run folder, written by
+`course.reports.evaluation`, streams a million examples in flat memory; the command is
 `course eval` (`course.commands.evaluation`). Putting two saved runs side by side is another
 story, the Locked Room's: `course.locked_room` (`course compare`).
 """
