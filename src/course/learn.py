@@ -172,6 +172,7 @@ class Update:
     advantage: np.ndarray    # A, from R = r - β log_ratio by the config's rule (`advantages`)
     weight: np.ndarray       # what multiplies Σ_t ∇log π(y_t): A, or A / |y| under GRPO
     entropy: np.ndarray      # -log π_θ(y): its mean estimates the sequence entropy
+    log_probs: list[np.ndarray]  # per step, (N, V) log π_θ(· | s_t) before the update
 
 
 def leave_one_out_baseline(values: np.ndarray, batch_size: int) -> np.ndarray:
@@ -229,9 +230,12 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
     # reference (token_log_probs of both, without walking the batch twice), and the exact KL.
     mine, ref = np.zeros(rollouts.ids.shape), np.zeros(rollouts.ids.shape)
     kl_steps = np.zeros(len(x))
+    step_log_probs: list[np.ndarray] = []
     for t, (state, y) in enumerate(step_states(learner, rollouts)):
         live = y >= 0
-        logp, logq = learner.log_probs(state), learner.base.log_probs(state)
+        logq = learner.base.log_probs(state)
+        logp = learner.log_probs(state, logq)                           # the base's, reused
+        step_log_probs.append(logp)
         kl = np.maximum(0.0, (np.exp(logp) * (logp - logq)).sum(axis=1))  # >= 0 (Gibbs)
         kl_steps[live] += kl[live]
         mine[live, t], ref[live, t] = logp[live, y[live]], logq[live, y[live]]
@@ -241,22 +245,26 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
     advantage = advantages(shaped, config.batch_size, config.advantage)
     # GRPO averages each completion's per-piece terms: A_i · (1/|y_i|) Σ_t ∇log π(y_i,t)
     weight = advantage / rollouts.lengths if config.advantage == "grpo" else advantage
-    return Update(rollouts, reward, strict, log_ratio, kl_steps, advantage, weight, -logp)
+    return Update(rollouts, reward, strict, log_ratio, kl_steps, advantage, weight, -logp,
+                  step_log_probs)
 
 
-def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray,
-             batch_size: int) -> list[np.ndarray]:
+def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray, batch_size: int,
+             log_probs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
     """ĝ = (1/B) Σ_i w_i Σ_t ∇θ log π_θ(y_i,t | s_i,t), one array per table of the learner,
     where w_i is sample i's advantage A_i (or A_i / |y_i| under GRPO): for each prompt the mean
     over its B samples, summed over prompts (the gradient of J(θ) = Σ_x E_y[R(x, y)]).
+    `log_probs`: the learner's log-probabilities at each step of `rollouts`, when the caller
+    has them (`collect`'s, before the update); computed here otherwise.
 
     For a log-linear policy, ∇ log π(y_t | s_t) with respect to the row that state s_t reads
     is onehot(y_t) - π(· | s_t): every table a step reads gets the same vector."""
     grads = [np.zeros_like(table) for table in learner.tables]
     eye = np.eye(learner.vocab.size)
-    for state, y in step_states(learner, rollouts):
+    for t, (state, y) in enumerate(step_states(learner, rollouts)):
         live = y >= 0
-        score_fn = eye[np.maximum(y, 0)] - np.exp(learner.log_probs(state))  # ∇ log π(y_t)
+        logp = learner.log_probs(state) if log_probs is None else log_probs[t]
+        score_fn = eye[np.maximum(y, 0)] - np.exp(logp)                      # ∇ log π(y_t)
         weighted = (weight * live)[:, None] * score_fn / batch_size          # w_i ∇ / B
         for g, feature in zip(grads, learner.features, strict=True):
             np.add.at(g, feature(state), weighted)
@@ -275,8 +283,8 @@ def reinforce_step(learner: Policy, problems: Sequence[Record], config: LearnCon
                    rng: np.random.Generator) -> Update:
     """One update: `collect` fresh completions, then `ascend` along ĝ (the learner, in place)."""
     update = collect(learner, problems, config, rng)
-    ascend(learner, gradient(learner, update.rollouts, update.weight, config.batch_size),
-           config.lr)
+    ascend(learner, gradient(learner, update.rollouts, update.weight, config.batch_size,
+                             update.log_probs), config.lr)
     return update
 
 
@@ -383,10 +391,11 @@ def slow_motion(learner: Policy, problems: Sequence[Record], config: LearnConfig
     before = token_log_probs(learner, one)[0]
     alone = np.where(np.arange(len(update.weight)) == which, update.weight, 0.0)
     own_only = replace(learner, tables=[table.copy() for table in learner.tables])
-    ascend(own_only, gradient(learner, update.rollouts, alone, config.batch_size), config.lr)
+    ascend(own_only, gradient(learner, update.rollouts, alone, config.batch_size,
+                              update.log_probs), config.lr)
     after_own = token_log_probs(own_only, one)[0]
-    ascend(learner, gradient(learner, update.rollouts, update.weight, config.batch_size),
-           config.lr)                                                    # the real update
+    ascend(learner, gradient(learner, update.rollouts, update.weight, config.batch_size,
+                             update.log_probs), config.lr)               # the real update
     after = token_log_probs(learner, one)[0]
     problem = problems[int(one.x[0])]
     a = float(update.advantage[which])

@@ -167,16 +167,20 @@ class Policy:
     for a table every problem shares. `course.learn` divides each table's step by it. Empty
     means 1 for every table."""
 
-    def logits(self, state: State) -> np.ndarray:
-        """(N, V) unnormalised log-probabilities of the next piece."""
-        total = self.base.log_probs(state) if self.base is not None else 0.0
+    def logits(self, state: State, base_log_probs: np.ndarray | None = None) -> np.ndarray:
+        """(N, V) unnormalised log-probabilities of the next piece. `base_log_probs`: the base
+        policy's log-probabilities at `state`, when the caller has them already."""
+        if self.base is None:
+            total: Any = 0.0
+        else:
+            total = base_log_probs if base_log_probs is not None else self.base.log_probs(state)
         for feature, table in zip(self.features, self.tables, strict=True):
             total = total + table[feature(state)]
         return np.asarray(total)
 
-    def log_probs(self, state: State) -> np.ndarray:
+    def log_probs(self, state: State, base_log_probs: np.ndarray | None = None) -> np.ndarray:
         """(N, V) log π(y | state), by log-softmax (stable for any logits, -inf allowed)."""
-        z = self.logits(state)
+        z = self.logits(state, base_log_probs)
         top = np.max(z, axis=-1, keepdims=True)
         return z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
 
