@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_run import run
 
 from course import data
 from course.cli import main
@@ -28,12 +29,6 @@ def files(tmp_path, monkeypatch):
     problems.write_bytes(jsonl_bytes(PROBLEMS))
     rollouts.write_bytes(jsonl_bytes(ROLLOUTS))
     return problems, rollouts
-
-
-def run(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_python_dash_m_course_help_lists_the_commands():

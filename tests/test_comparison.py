@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_run import run
 
 from course import data, locked_room, runs
-from course.cli import main
 from course.jsonfiles import jsonl_bytes
 from course.paths import RUNS_DIR, sha256_file
 from course.reports import canonical, comparison
@@ -38,12 +38,6 @@ def room(tmp_path, monkeypatch):
     for name, wrong in (("base", {0, 1, 2}), ("better", {0, 9}), ("hotter", {0, 9})):
         (tmp_path / f"{name}.jsonl").write_bytes(jsonl_bytes(completions(wrong)))
     return tmp_path
-
-
-def run(capsys, *argv):
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def evaluate(capsys, folder, rollouts, *extra):

@@ -16,11 +16,11 @@ import json
 import math
 
 import pytest
+from cli_run import one_error_line, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import bandit, data, goodhart, kl, learn, mdp, paths
-from course.cli import main
 from course.jsonfiles import (
     NonFiniteNumber,
     ascii_jsonl_bytes,
@@ -32,17 +32,6 @@ from course.jsonfiles import (
 
 HUGE = "1" + "0" * 22
 """A 23-digit count: it overflowed a C long in `learn` and numpy's dimension in `bandit`."""
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(err: str, command: str) -> bool:
-    lines = [line for line in err.splitlines() if not line.startswith(f"course {command}: warn")]
-    return len(lines) == 1 and lines[0].startswith(f"course {command}: error: ")
 
 
 @pytest.fixture

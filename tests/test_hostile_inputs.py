@@ -14,11 +14,11 @@ import stat
 from fractions import Fraction
 
 import pytest
+from cli_run import one_error_line, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import data, runs
-from course.cli import main
 from course.data import DataError
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.kl import kl_divergence
@@ -27,17 +27,6 @@ from course.selection import pass_at_k, pass_at_k_curve
 
 LINE_BREAKS_OF_SPLITLINES = "\u2028\u2029\u0085\x1c\x1d\x1e\x0b\x0c\r"
 """Every character `str.splitlines()` treats as a line end, besides `\\n`."""
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(err: str, command: str) -> bool:
-    lines = [line for line in err.splitlines() if not line.startswith(f"course {command}: warn")]
-    return len(lines) == 1 and lines[0].startswith(f"course {command}: error: ")
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import run
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -63,12 +64,6 @@ def assert_safe(*texts: str) -> None:
     for text in texts:
         found = UNSAFE.search(text)
         assert found is None, f"{found and found.group()!a} printed in {text!a}"
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(arg) for arg in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
