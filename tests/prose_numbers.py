@@ -12,8 +12,9 @@ The convention, for a teacher editing a page under docs/:
   `<!-- unmeasured: 1992 400; a year and the length of the file -->` (numbers as written, then
   an optional reason after `;`). Naming a number that is not in that block is an error, so an
   exemption cannot outlive its number.
-- A failure names the page, the line, the number, the runs it was compared with and the values
-  that come nearest (first any it would match with one digit mistyped), with their sources.
+- A failure is one short line: the page, the line, the number, and the closest value computed
+  in its section (what the section's blocks print and its included files hold; else the runs in
+  its scope; else the whole page), preferring a value it would match with one digit mistyped.
 
 Design decisions (tests/site/test_prose_numbers.py proves each one on small examples):
 
@@ -547,6 +548,29 @@ def nearest(literal: Literal, *sources: Sources, k: int = 2) -> list[str]:
     return [f"{value} from {label}" for value, label in list(shown.items())[:k + 1]]
 
 
+def closest(literal: Literal, *sources: Sources) -> tuple[float, str, bool] | None:
+    """The one value a teacher most probably meant, with where it is and whether it is a slip:
+    for a literal of three significant digits or more, a value it would match with one digit
+    mistyped (a slip in a shorter literal matches something by chance), else the value nearest
+    to it. None when the sources hold no value."""
+    def distance(value: float) -> float:
+        return min(abs(value * scale - target) for target, scale in _targets(literal))
+
+    precision = significant_digits(literal.text)
+    slips = []
+    for slip in one_keystroke_away(literal.text) if precision >= 3 else iter(()):
+        typed = literals_in(slip)
+        if (len(typed) == 1 and significant_digits(slip) == precision
+                and matches(typed[0], *sources)):
+            slips += _closest(typed[0], sources, 1)
+    if slips:                                   # of several slips, the smallest change
+        value, label = min(slips, key=lambda found: distance(found[0]))
+        return value, label, True
+    for value, label in _closest(literal, sources, 1):
+        return value, label, False
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Which runs a number may be read from: those named in its section, or in the introduction.
 # ---------------------------------------------------------------------------------------------
@@ -640,7 +664,8 @@ def near_check(literal: Literal, span: tuple[int, int], near: Sources) -> str | 
 class Unmatched:
     literal: Literal
     runs: tuple[str, ...]       # the runs it was compared with
-    nearest: list[str]
+    nearest: list[str]          # for the review report: a few values, with their sources
+    closest: str = ""           # for the failure: the closest value in its section, and where
 
 
 @dataclasses.dataclass
@@ -662,11 +687,8 @@ class PageCheck:
         """One line per problem, `page:line: message`."""
         lines = []
         for miss in self.unmatched:
-            where = (" or read from runs " + ", ".join(miss.runs)) if miss.runs \
-                else " (its section cites no run)"
             lines.append(f'{self.page}:{miss.literal.line}: "{miss.literal.text}" matches '
-                         f"nothing computed on this page{where} (nearest: "
-                         f"{'; '.join(miss.nearest) or 'no value at all'})")
+                         f"nothing computed; {miss.closest or 'no value computed on the page'}")
         return lines + [f"{self.page}:{error}" for error in self.errors + self.hidden]
 
 
@@ -695,6 +717,7 @@ def check(page: str, markdown: str, computed: Sources,
     spans = near_spans(markdown)
     page_lines = markdown.count("\n") + 1
     near: dict[tuple[int, int], Sources] = {}
+    section: dict[tuple[int, int], Sources] = {}   # what each part shows, for a failure
     result = PageCheck(page=page, notes=list(computed.notes))
     literals = prose_literals(markdown)
     found, result.errors = markers(markdown)
@@ -726,9 +749,31 @@ def check(page: str, markdown: str, computed: Sources,
                     if why := near_check(literal, span, near[span]):
                         result.hidden.append(f"{literal.line}: {why}")
             else:
-                result.unmatched.append(Unmatched(literal, scope,
-                                                  nearest(literal, *candidates)))
+                span = span_of(spans, literal.line, page_lines)
+                if span not in section:
+                    section[span] = Sources()
+                    for line, text in computed.shown:
+                        if span[0] <= line <= span[1]:
+                            for value, _ in numbers_in_text(text):
+                                section[span].add(value, f"shown at line {line}")
+                result.unmatched.append(Unmatched(
+                    literal, scope, nearest(literal, *candidates),
+                    _closest_words(literal, section[span], [runs[run] for run in scope],
+                                   computed)))
     return result
+
+
+def _closest_words(literal: Literal, shown: Sources, runs: list[Sources],
+                   computed: Sources) -> str:
+    """`closest in its section: 0.8498 (shown at line 401; one digit off)`: from what the
+    section shows, else from the runs in its scope, else from anything the page computes."""
+    for where, pool in (("in its section", [shown]), ("in its section", runs),
+                        ("on the page", [computed])):
+        if (found := closest(literal, *pool)) is not None:
+            value, label, slip = found
+            return (f"closest {where}: {_show(value)} ({label}"
+                    f"{'; one digit off' if slip else ''})")
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------

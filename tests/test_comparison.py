@@ -197,3 +197,13 @@ def test_a_comparison_run_pins_the_runs_it_read():
 def test_the_new_canonical_runs_are_byte_identical():
     names = [f"run_0{n}" for n in range(14, 20)]
     assert canonical.verify(names) == {name: [] for name in names}
+
+
+@pytest.mark.parametrize(("moved", "n", "verdict"), [
+    (3, 60, "not distinguishable from noise"),   # exactly 5 points: noise, as the design says
+    (4, 60, "large enough to investigate"),      # 6.7 points: more than 5
+])
+def test_the_readme_states_the_noise_rule_boundary_the_verdict_uses(moved, n, verdict):
+    report = {"n": n, "passes_a": 30, "passes_b": 30 + moved}
+    assert locked_room.noise_verdict(30, 30 + moved, n, (-0.1, 0.1)) == verdict
+    assert "a change of at most 5 points is treated as noise" in comparison._noise_rule(report)

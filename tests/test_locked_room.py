@@ -72,7 +72,12 @@ def test_paired_interval_is_narrower_than_ignoring_the_pairing():
     (30, 33, 50, (-0.02, 0.14), "large enough to investigate"),     # 6 points on 50
     (30, 28, 50, (-0.1, 0.02), "not distinguishable from noise"),  # -4 points
     (30, 27, 50, (-0.14, 0.02), "large enough to investigate"),    # -6 points
-    (20, 22, 40, (-0.02, 0.12), "large enough to investigate"),    # exactly 5 points
+    (20, 22, 40, (-0.02, 0.12), "not distinguishable from noise"),  # exactly 5 points
+    (20, 18, 40, (-0.12, 0.02), "not distinguishable from noise"),  # exactly -5 points
+    (30, 33, 60, (-0.02, 0.12), "not distinguishable from noise"),  # 3 of 60: exactly 5 points
+    (30, 34, 60, (-0.01, 0.14), "large enough to investigate"),     # 4 of 60: 6.7 points
+    (30, 33, 59, (-0.02, 0.12), "large enough to investigate"),     # 3 of 59: 5.08 points
+    (20, 23, 40, (-0.01, 0.16), "large enough to investigate"),     # 7.5 points
     (20, 21, 99, (-0.02, 0.04), "not distinguishable from noise"),
     (50, 53, 100, (-0.01, 0.07), "not distinguishable from noise"),  # N >= 100: interval
     (50, 53, 100, (0.01, 0.05), "large enough to investigate"),

@@ -172,10 +172,11 @@ plt.show()
 # and here even the mediocre styles succeed often. The thin red lines are the no-baseline
 # learners that ended stuck below 0.5 (too few to move the band): each rode an early lucky
 # streak on a worse style and never left it. With either baseline no learner is stuck.
-# Both baselines shrink the noise, in the order asserted above: none > running > batch. The
-# batch mean is the quietest, yet it is behind the running mean at step 50: each reward sits
-# inside its own batch's baseline, which shortens the average step by a factor $(1 - 1/B)$.
-# Less noise is not the same thing as faster learning.
+# Both baselines shrink the noise, in the order asserted above: none > running > batch. That
+# order compares unlike things: each reward sits inside its own batch's baseline, which
+# shortens every step by a factor $(1 - 1/B)$, and its variance by $(1 - 1/B)^2$. Scaled back
+# to full steps, the batch mean is noisier than the running mean (Milestone 1 computes both),
+# and it is behind the running mean at step 50. A smaller number is not always less noise.
 
 # %% [markdown]
 # ## Change one knob
@@ -260,8 +261,8 @@ compare({f"baseline = {config.baseline} (canonical)": config,
 #
 # 1. The average update is $\alpha \nabla J$ whatever the baseline (`expected_update`). So why
 #    do the curves with and without a baseline differ at all?
-# 2. In the ablation, the batch-mean baseline has the least noise yet is not ahead at every
-#    step. Which factor slows it down, and how would you compensate for it?
+# 2. In the ablation, the batch-mean baseline's updates vary least, yet it is not ahead at
+#    every step. Which factor slows it down, and how would you compensate for it?
 # 3. Make two styles close: in a knob cell, compare `config` with
 #    `replace(config, reward_probs=(0.9, 0.85, 0.5, 0.3))`. What happens to the steps needed
 #    and to the share of stuck learners? Which loop are you in, and which knob did you turn?

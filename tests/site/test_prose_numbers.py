@@ -243,16 +243,53 @@ def test_a_marker_inside_code_is_not_a_marker():
 # The failure message.
 # ---------------------------------------------------------------------------------------------
 
-def test_the_failure_names_page_line_number_runs_and_nearest_value():
+def test_the_failure_names_page_line_number_and_the_closest_value():
     page = "Intro.\n\nThe pass rate is 0.6146 on run_002.\n"
     run = pn.Sources()
     run.add(0.5146, "runs/run_002/summary.json $['pass_at_1']")
     result = pn.check("docs/lessons/m05-selection.md", page, sources(0.95),
                       {"run_002": run})
+    # the section shows nothing, so the closest value comes from the run it cites
     assert result.failures() == [
-        'docs/lessons/m05-selection.md:3: "0.6146" matches nothing computed on this page or '
-        "read from runs run_002 (nearest: 0.5146 from runs/run_002/summary.json "
-        "$['pass_at_1'] (one keystroke away); 0.95 from the test)"]
+        'docs/lessons/m05-selection.md:3: "0.6146" matches nothing computed; closest in its '
+        "section: 0.5146 (runs/run_002/summary.json $['pass_at_1']; one digit off)"]
+
+
+def test_the_closest_value_prefers_the_smallest_slip_then_the_nearest_value():
+    found = pn.Sources()
+    for value, label in ((0.527, "far slip"), (0.729, "near slip"), (0.7271, "not a slip")):
+        found.add(value, label)
+    # 0.527 and 0.729 are both one digit from 0.727: the smaller change wins
+    assert pn.closest(pn.literal_of("0.727"), found) == (0.729, "near slip", True)
+    # two significant digits: no slip is suggested (a short slip matches by chance)
+    assert pn.closest(pn.literal_of("0.53"), found) == (0.527, "far slip", False)
+    assert pn.closest(pn.literal_of("0.5"), pn.Sources()) is None
+
+
+def test_the_closest_value_comes_from_the_section_before_the_page():
+    page = md("""
+        # Title
+
+        ## One
+
+        Here the page quotes 0.8598.
+
+        ```python
+        print(0.8498, 0.9283)
+        ```
+
+        ## Two
+
+        ```python
+        print(0.8597)
+        secret = 0.8599
+        ```
+        """)
+    found = pn.collect_sources(page, pn.REPO / "docs" / "lessons" / "closest.md")
+    (failure,) = pn.check("closest.md", page, found, shown=True).failures()
+    # 0.8597 and 0.8599 are nearer, but printed in another section or never printed
+    assert failure == ('closest.md:5: "0.8598" matches nothing computed; closest in its '
+                       "section: 0.8498 (shown at line 7; one digit off)")
 
 
 def test_a_run_counts_for_its_own_section_and_the_introduction():
@@ -424,9 +461,8 @@ def test_a_number_in_a_box_is_shown_near_it_and_unambiguous():
     later = next(i for i, line in enumerate(lines) if line.startswith("Here 0.3141")) + 1
     never = answer + 2
     assert near_failures(NEAR_PAGE) == [
-        f'near.md:{never}: "0.5" matches nothing computed on this page (its section cites no '
-        "run) (nearest: 0.3141 from the output of the block at line 7, output line:1; 0.191 "
-        "from the output of the block at line 7, output line:2)",
+        f'near.md:{never}: "0.5" matches nothing computed; closest in its section: 0.3141 '
+        "(shown at line 7)",
         f'near.md:{answer}: "0.190" is ambiguous where it is shown (lines 5-20): 0.191 is '
         "shown there too (shown at line 7, its line:2), so a slip of one in its last digit "
         "would still pass; quote more digits",
@@ -487,9 +523,24 @@ def test_editing_a_quoted_number_in_a_real_page_fails_at_its_line():
 
     new = [failure for failure in after.failures() if failure not in before.failures()]
     assert len(new) == 1, new
-    assert new[0].startswith(f'{M05}:{line}: "0.6146" matches nothing computed on this page '
-                             "or read from runs run_002"), new[0]
-    assert "(nearest: 0.5146 from " in new[0] and "(one keystroke away)" in new[0], new[0]
+    assert new[0].startswith(f'{M05}:{line}: "0.6146" matches nothing computed; closest in '
+                             "its section: 0.5146 (shown at line "), new[0]
+    assert new[0].endswith("; one digit off)") and "\n" not in new[0], new[0]
+
+
+def test_the_issue_case_in_m1_gives_one_short_line():
+    """Issue 22, item 13: one number changed in M1's prose gave 385 characters whose first two
+    suggestions were wrong; the line names the file, the line, the number and the value the
+    section prints."""
+    page = "docs/lessons/m1-reinforce.md"
+    text = (pn.REPO / page).read_text(encoding="utf-8")
+    lines = text.split("\n")
+    (index,) = [i for i, line in enumerate(lines) if "(0.8498 against 0.8021" in line]
+    lines[index] = lines[index].replace("0.8498", "0.8598", 1)
+    (failure,) = pn.check_page(page, "\n".join(lines)).failures()
+    assert failure.startswith(f'{page}:{index + 1}: "0.8598" matches nothing computed; '
+                              "closest in its section: 0.8498 (shown at line "), failure
+    assert len(failure) < 160, failure
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ def add_output_arguments(parser: Any, required: bool = False) -> None:
 
     With `required=False` the command only prints unless `--out` is given."""
     parser.add_argument("--out", type=Path, required=required,
-                        help="save the run in this new folder, e.g. runs/run_009 "
+                        help="save the run in this new folder, e.g. runs/my_run "
                              "(never overwritten)")
     parser.add_argument("--note", required=required,
                         help="the one change versus the previous run, in a sentence "

@@ -134,7 +134,7 @@ def _noise_rule(report: Mapping[str, Any]) -> str:
     """The Noise Rule as it applied to this comparison, in a sentence."""
     n, moved = report["n"], abs(report["passes_b"] - report["passes_a"])
     if n < NOISE_MIN_EXAMPLES:
-        return (f"With N={n}, fewer than {NOISE_MIN_EXAMPLES} examples, a change of less than "
+        return (f"With N={n}, fewer than {NOISE_MIN_EXAMPLES} examples, a change of at most "
                 f"{NOISE_MIN_POINTS} points is treated as noise; this one is {moved} "
                 f"{'example' if moved == 1 else 'examples'}, {100 * moved / n:.1f} points.")
     return (f"With N={n}, at least {NOISE_MIN_EXAMPLES} examples, the paired interval decides: "

@@ -157,7 +157,7 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
     ]
     if summary["n"] < NOISE_MIN_EXAMPLES:
         lines.append(f"- Noise Rule: with fewer than {NOISE_MIN_EXAMPLES} examples, a later run "
-                     f"that moves the pass rate by less than {NOISE_MIN_POINTS} points is not "
+                     f"that moves the pass rate by at most {NOISE_MIN_POINTS} points is not "
                      "distinguishable from noise.")
     lines += [
         "",
