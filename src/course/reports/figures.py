@@ -85,7 +85,8 @@ def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
                    label=rf"$\pi_t$: fresh samples after {data['steps']} steps"
                    if g == 0 else None)
         ax.scatter(old[:, 0], old[:, 1], s=26, color="tab:blue", edgecolor="white", lw=0.5,
-                   label=r"the frozen snapshot, from $\pi_0$" if g == 0 else None)
+                   label=r"the frozen snapshot, by $\pi_0$ (scripted stand-in)"
+                   if g == 0 else None)
         ax.annotate(shift_label(group, pi_0[g], pi_t[g], frozen[g]), (cx, cy - 1.5),
                     ha="center", va="center", fontsize=SMALL_PT,
                     bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
@@ -96,7 +97,7 @@ def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
                 (centre[0] - 1.9, centre[1]), ha="center", va="center", color="tab:red")
     ax.set(xlim=(-3.5, 3.5), ylim=(-3.2, 3.0), xticks=[], yticks=[],
            title="Frozen rollouts lie about the future:\n"
-                 r"$\pi_0$ versus $\pi_t$ (token policy, run_010)")
+                 r"$\pi_0$ (stand-in) versus $\pi_t$ (trained token policy, run_010)")
     ax.grid(False)
     fig.legend(loc="outside lower center", ncol=2)
     return fig

@@ -284,9 +284,9 @@ def summarise_shift(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
 @styled
 def shift_figure(s: dict[str, Any]) -> bytes:
     """The distribution-shift picture of Milestone 0, from measured shares of failure codes."""
-    groups = [("frozen snapshot (step 0)", s["stale"]["codes"]),
-              ("fresh, reference (step 0)", s["fresh_step_0"]["codes"]),
-              (f"fresh, trained (step {s['steps']})", s["fresh_trained"]["codes"])]
+    groups = [("frozen snapshot (scripted stand-in)", s["stale"]["codes"]),
+              ("token policy's reference, fresh (step 0)", s["fresh_step_0"]["codes"]),
+              (f"trained, fresh (step {s['steps']})", s["fresh_trained"]["codes"])]
     names = sorted({c for _, shares in groups for c in shares},
                    key=lambda c: -max(shares.get(c, 0) for _, shares in groups))
     fig = new_figure(4.8)
