@@ -42,6 +42,8 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from pymdownx.snippets import SnippetPreprocessor
 
+from course.jsonfiles import jsonl_lines
+
 log = get_plugin_logger(__name__)
 
 EXTRA_RUNS_ENV = "COURSE_SITE_EXTRA_RUNS"
@@ -366,15 +368,15 @@ def split_lines(text: str) -> list[str]:
 
 def read_jsonl(path: Path) -> list[Any]:
     """Each JSON value of a JSON Lines file. A line is blank, and skipped, only when it holds
-    nothing but JSON's whitespace (space, tab, carriage return), the rule of the course's own
-    reader (`course.jsonfiles.jsonl_lines`); a line of other whitespace (U+00A0) is an error."""
+    nothing but JSON's whitespace (space, tab, carriage return): the course's own rule, read by
+    its own splitter (`course.jsonfiles.jsonl_lines`); a line of other whitespace (U+00A0) is an
+    error."""
     records = []
-    for number, line in enumerate(split_lines(path.read_text(encoding="utf-8")), start=1):
-        if line.strip(" \t\r"):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: invalid JSON: {err.msg}") from None
+    for number, line in jsonl_lines(path.read_text(encoding="utf-8")):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{number}: invalid JSON: {err.msg}") from None
     return records
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from course import data, runs
 from course.evaluation import Z_95, wilson_interval
+from course.jsonfiles import JSON_BLANK
 from course.paths import display_path
 
 NOISE_MIN_EXAMPLES = 100
@@ -53,6 +54,9 @@ LOCKED_ROOM = ("dataset (problems sha256)", "scorer_version", "prompt_version", 
 
 POLICY_KEY = "policy"
 """The one entry of the recorded sampling settings that may differ: the policy's name."""
+
+BLANK = JSON_BLANK.encode() + b"\n"
+"""What a blank line of results.jsonl may hold, its `\\n` included (`course.jsonfiles`)."""
 
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
@@ -149,7 +153,7 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
     hashes = array("q")                              # hash(id) per line: 8 bytes, not the id
     with runs.open_file(run, RESULTS) as stream:
         for number, raw in enumerate(stream, start=1):
-            if not raw.strip(b" \t\r\n"):
+            if not raw.strip(BLANK):
                 continue
             record = runs.decode_json(raw, file, number)
             if not isinstance(record, dict):
@@ -180,7 +184,7 @@ def _result_ids(run: Path) -> Iterator[tuple[int, str]]:
     """`(line, id)` of each result of a run that `read_results` has read through."""
     with runs.open_file(run, RESULTS) as stream:
         for number, raw in enumerate(stream, start=1):
-            if raw.strip(b" \t\r\n"):
+            if raw.strip(BLANK):
                 yield number, runs.decode_json(raw, run / RESULTS, number)["id"]
 
 

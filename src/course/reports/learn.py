@@ -73,6 +73,18 @@ def seeds_table(seeds: Mapping[str, Any], labels: Mapping[str, str], digits: int
                            "range"], rows)
 
 
+def smoothed(values: Sequence[float], width: int) -> list[float]:
+    """The mean of each value and the `width` - 1 before it (fewer at the start): a learning
+    curve read through one batch's noise."""
+    return [float(np.mean(values[max(0, i - width + 1):i + 1])) for i in range(len(values))]
+
+
+def exploit_share(paid: np.ndarray, strict: np.ndarray) -> float:
+    """Share of completions the optimised proxy pays (`paid` == 1) and the strict scorer
+    refuses (`strict` == 0): the reward hacks. Both (N,)."""
+    return float(np.mean((paid == 1.0) & (strict == 0.0)))
+
+
 def checkpoints(steps: int) -> tuple[int, ...]:
     """The steps whose raw completions are saved: the first, the middle and the last."""
     return tuple(sorted({1, max(1, steps // 2), steps}))

@@ -25,7 +25,13 @@ from course.data import Record
 from course.formatting import inline_code, markdown_table, prose_text
 from course.jsonfiles import json_bytes
 from course.learn import ADVANTAGES, LearnConfig, fresh_samples, reinforce_step, rewards_of, setup
-from course.reports.learn import SEEDS, config_record, run_manifest, spread
+from course.reports.learn import (
+    SEEDS,
+    config_record,
+    exploit_share,
+    run_manifest,
+    spread,
+)
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.rubrics import RUBRICS
 from course.runs import RunFiles
@@ -72,7 +78,7 @@ def measure_policy(policy: Policy, problems: list[Record], reward: str, batch_si
             "pass_at_k": float(np.mean([pass_at_k_curve(EVAL_SAMPLES, int(c))[K - 1]
                                         for c in correct])),
             "paid": float(paid.mean()),
-            "exploits": float(np.mean((paid == 1.0) & (strict == 0.0))),
+            "exploits": exploit_share(paid, strict),
             "entropy": float(-sequence_log_prob(policy, rollouts).mean()),
             "length": float(rollouts.lengths.mean()),
             "all_equal": float(np.mean(groups.min(axis=1) == groups.max(axis=1)))}

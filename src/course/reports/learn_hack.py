@@ -42,6 +42,7 @@ from course.reports.learn import (
     run_manifest,
     saved_samples,
     seeds_table,
+    smoothed,
     train_log_bytes,
 )
 from course.reports.png import figure_png, new_figure, plain, styled
@@ -97,11 +98,6 @@ def exploits(rows: Sequence[dict[str, Any]]) -> Counter[str]:
     return Counter(r["completion"] for r in rows if r["proxy"] == 1.0 and r["strict"] == 0.0)
 
 
-def smoothed(values: Sequence[float], width: int = SMOOTH) -> list[float]:
-    """The mean of each value and the `width` - 1 before it (fewer at the start)."""
-    return [float(np.mean(values[max(0, i - width + 1):i + 1])) for i in range(len(values))]
-
-
 def mean_length(rows: Sequence[dict[str, Any]]) -> float:
     """Mean length in characters of the completions in `rows` (0 if there are none)."""
     return float(np.mean([len(r["completion"]) for r in rows])) if rows else 0.0
@@ -109,7 +105,7 @@ def mean_length(rows: Sequence[dict[str, Any]]) -> float:
 
 def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
     logs, start, end = m["logs"], m["start"], m["end"]
-    curve = smoothed([e.pass_at_1 for e in logs])
+    curve = smoothed([e.pass_at_1 for e in logs], SMOOTH)
     peak = int(np.argmax(curve))
     found = exploits(end)
     in_snapshot = Counter(r["completion"] for r in m["snapshot"])

@@ -18,8 +18,15 @@ import numpy as np
 
 from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
-from course.learn import LearnConfig, Update, reinforce_step, setup
-from course.reports.learn import SEEDS, config_record, over_seeds, run_manifest, spread
+from course.learn import LearnConfig, reinforce_step, setup
+from course.reports.learn import (
+    SEEDS,
+    config_record,
+    exploit_share,
+    over_seeds,
+    run_manifest,
+    spread,
+)
 from course.reports.learn_hack import CONFIG as HACK_CONFIG
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles
@@ -36,11 +43,6 @@ LAST = 10
 """Final values are means over the last 10 steps (one step is one noisy batch)."""
 
 
-def exploit_share(update: Update) -> float:
-    """Share of the batch the proxy pays and the strict scorer refuses."""
-    return float(np.mean((update.reward == 1.0) & (update.strict == 0.0)))
-
-
 def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Train once per β and seed; per step: proxy, strict, KL, exploit share."""
     problems, reference, fit = setup(config)
@@ -54,7 +56,8 @@ def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             update = reinforce_step(learner, problems, run, rng)
             rows.append({"step": step, "proxy": float(update.reward.mean()),
                          "strict": float(update.strict.mean()),
-                         "kl": float(update.kl_steps.mean()), "exploits": exploit_share(update)})
+                         "kl": float(update.kl_steps.mean()),
+                         "exploits": exploit_share(update.reward, update.strict)})
         results.append({"beta": beta, "seed": seed, "rows": rows})
     return fit, results
 

@@ -21,7 +21,14 @@ from course.bandit import train as train_bandit
 from course.formatting import markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, train
-from course.reports.learn import SEEDS, config_record, over_seeds, run_manifest, seeds_table
+from course.reports.learn import (
+    SEEDS,
+    config_record,
+    over_seeds,
+    run_manifest,
+    seeds_table,
+    smoothed,
+)
 from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles
 
@@ -49,8 +56,8 @@ def measure(config: LearnConfig) -> dict[str, Any]:
     bandit_start = float(expected_reward(history[0].theta, means))
     run = train(config, np.random.default_rng(config.seed))
     problems, fit, logs = run.problems, run.fit, run.logs
-    raw = np.array([e.pass_at_1 for e in logs])
-    token_curve = [float(raw[max(0, i - SMOOTH + 1):i + 1].mean()) for i in range(len(raw))]
+    raw = [e.pass_at_1 for e in logs]
+    token_curve = smoothed(raw, SMOOTH)
     return {"fit": fit, "n_problems": len(problems),
             "bandit": {"curve": bandit_curve, "start": bandit_start, "best": max(means),
                        "samples_per_step": bandit.batch_size, "actions": bandit.k},
