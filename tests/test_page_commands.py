@@ -1,0 +1,328 @@
+"""Every command a page tells a student to run works as written, from a fresh clone.
+
+Milestone 0.5 once said to run `course select … --out runs/run_007`; run_007 exists and runs are
+never overwritten, so the student's first command exited with status 2. This file runs the
+pages' commands, so that such a page fails the test command instead of a student.
+
+What counts as a command, on every `docs/**/*.md` page and the README:
+
+- a fenced block whose language is bash, sh, shell or console (inside an admonition or a tab
+  too): one script, run whole under `bash -euo pipefail`;
+- an inline code span holding a complete `course` (or `.venv/bin/course`) command: a
+  subcommand, at least one argument, and no placeholder. A bare `course compare` names a
+  command; a span with `"..."`, `RUN_A` or `run_00X` in it is a template to fill in.
+
+A page's commands run in page order (a later one may read what an earlier one wrote) in a
+scratch copy of the repository's tracked files, with `PYTHONPATH` on the copy's `src/`: every
+write lands in the copy, and the repository's `git status` must be the same afterwards. "Works"
+means exit status 0 and no traceback; `course check` on an untouched stub may exit 1 when it
+says `not started` (its documented status for an exercise not begun). Exit status 2, a usage
+error or a refusal, is never accepted.
+
+Nothing is skipped silently. A command that `scripts/test.sh` runs on the repository itself
+(`course runs verify`, about a minute) counts as covered. A block that cannot run in a test
+(serving the site until Ctrl-C, the test command itself) carries, on the line right before its
+fence, `<!-- not run by the tests: REASON -->`; `MARKED` lists every such block, so that a new
+one is a visible decision.
+
+`python tests/test_page_commands.py` lists what is run, covered, marked and left as a template.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = [*sorted(path.relative_to(REPO).as_posix() for path in (REPO / "docs").rglob("*.md")),
+         "README.md"]
+# The repository's own environment; a git worktree without one uses the environment running us.
+VENV = REPO / ".venv" if (REPO / ".venv").is_dir() else Path(sys.prefix)
+TIMEOUT_S = 120
+
+# Every block that carries a `not run by the tests` marker: (page, first command).
+MARKED = sorted([
+    ("README.md", "bash scripts/site.sh"),      # the two setup commands: serve, then test
+    ("README.md", "bash scripts/site.sh"),      # the teacher's edit loop: serve, test one page
+    ("docs/index.md", "bash scripts/site.sh"),  # the two setup commands
+])
+
+SHELLS = {"bash", "sh", "shell", "console"}
+FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*\{?\.?(?P<lang>[\w-]*)")
+MARKER = re.compile(r"<!--\s*not run by the tests(?P<reason>.*?)-->")
+SPAN = re.compile(r"`([^`\n]+(?:\n[^`\n]+)*)`")  # an inline code span: it may wrap a line
+COMMAND = re.compile(r"^(?:\.venv/bin/)?course \S+ \S")
+PLACEHOLDER = re.compile(
+    r"\.\.\.|…"             # an ellipsis: "...", …
+    r"|<[^>]*>"             # <something>
+    r"|path/to/"            # path/to/something
+    r"|\b[A-Z][A-Z_]*\b"    # an ALL-CAPS word: RUN_A, DIR, TEXT, P
+    r"|\b\w*\d+X\b"         # run_00X
+)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One script a page tells the reader to run: a fenced block, or an inline command."""
+
+    page: str
+    line: int       # the page's line where the script starts
+    script: str
+
+    def lines(self) -> list[str]:
+        """The command lines, without comments, blank lines and a `.venv/bin/` prefix."""
+        bare = (re.sub(r"(^|\s)#.*$", "", line).strip() for line in self.script.splitlines())
+        return [line.removeprefix(".venv/bin/") for line in bare if line]
+
+
+@dataclass
+class Collected:
+    """A page's commands: to run, covered by scripts/test.sh, marked, templates; marker errors."""
+
+    run: list[Command] = field(default_factory=list)
+    covered: list[Command] = field(default_factory=list)
+    marked: list[tuple[Command, str]] = field(default_factory=list)   # with the reason
+    templates: list[Command] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A fenced block of any language."""
+
+    opening: int    # the index of the fence's opening line
+    closing: int    # the index of its closing line
+    lang: str
+    body: str       # de-indented
+
+
+def fences(lines: list[str]) -> Iterator[Fence]:
+    """Every fenced block, at any indentation (an admonition's or a tab's body)."""
+    number = 0
+    while number < len(lines):
+        opening = FENCE.match(lines[number])
+        if opening:
+            indent, closing = len(opening["indent"]), number + 1
+            while closing < len(lines) and lines[closing].strip() != opening["fence"]:
+                closing += 1
+            body = "\n".join(line[indent:] for line in lines[number + 1:closing])
+            yield Fence(number, closing, opening["lang"], body)
+            number = closing
+        number += 1
+
+
+def collect(page: str, text: str, covered_lines: set[str]) -> Collected:
+    """Sort a page's commands; `covered_lines` are the commands scripts/test.sh runs."""
+    lines = text.split("\n")
+    found = Collected()
+    prose = list(lines)        # the page without its fenced blocks, line numbers kept
+    markers_used: set[int] = set()
+    for fence in fences(lines):
+        prose[fence.opening:fence.closing + 1] = [""] * (fence.closing + 1 - fence.opening)
+        if fence.lang not in SHELLS:
+            continue
+        block = Command(page, fence.opening + 2, fence.body)
+        marker = MARKER.search(lines[fence.opening - 1]) if fence.opening else None
+        if marker:
+            markers_used.add(fence.opening - 1)
+            found.marked.append((block, marker["reason"].lstrip(":").strip()))
+        elif block.lines() and set(block.lines()) <= covered_lines:
+            found.covered.append(block)
+        else:
+            found.run.append(block)
+    joined = "\n".join(prose)
+    for span in SPAN.finditer(joined):
+        command = Command(page, joined.count("\n", 0, span.start()) + 1, " ".join(span[1].split()))
+        if not COMMAND.match(command.script):
+            continue
+        if PLACEHOLDER.search(command.script):
+            found.templates.append(command)
+        elif set(command.lines()) <= covered_lines:
+            found.covered.append(command)
+        else:
+            found.run.append(command)
+    found.run.sort(key=lambda command: command.line)
+    for block, reason in found.marked:
+        if not reason:
+            found.errors.append(f"{page}:{block.line - 2}: give the reason: "
+                                "<!-- not run by the tests: REASON -->")
+    for number, line in enumerate(lines):
+        if MARKER.search(line) and number not in markers_used:
+            found.errors.append(f"{page}:{number + 1}: a `not run by the tests` marker must be "
+                                "on the line right before a bash fence")
+    return found
+
+
+def commands_of_the_test_script() -> set[str]:
+    """The command lines of scripts/test.sh, which the test command runs on the repository."""
+    return set(Command("scripts/test.sh", 1, (REPO / "scripts" / "test.sh").read_text()).lines())
+
+
+COLLECTED = {page: collect(page, (REPO / page).read_text(encoding="utf-8"),
+                           commands_of_the_test_script()) for page in PAGES}
+
+
+def scratch_copy(folder: Path) -> Path:
+    """The repository's tracked files as they are now (uncommitted edits too), in `folder`,
+    with links to its `.venv` and `node_modules`."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout
+    for name in filter(None, tracked.split("\0")):
+        source, target = REPO / name, folder / name
+        if source.is_file():    # a tracked file deleted in the working tree stays deleted
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target, follow_symlinks=False)
+    for name, source in ((".venv", VENV), ("node_modules", REPO / "node_modules")):
+        if source.is_dir():
+            (folder / name).symlink_to(source)
+    return folder
+
+
+def failure(command: Command, scratch: Path) -> str | None:
+    """Run `command` in `scratch` as the page says to; None if it works, else what went wrong."""
+    env = dict(os.environ, PATH=f"{scratch / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=str(scratch / "src"))
+    # Blank lines first, so that bash's own messages give the page's line numbers.
+    source = "\n" * (command.line - 1) + command.script
+    where = f"{command.page}:{command.line}: `{command.script.strip()}`"
+    with subprocess.Popen(["bash", "-euo", "pipefail", "-c", source], cwd=scratch, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as process:
+        try:
+            out, err = process.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)    # bash and every command it started
+            return f"{where} did not finish in {TIMEOUT_S} s"
+    checking = all(line.startswith("course check ") for line in command.lines())
+    if "Traceback" not in err and (process.returncode == 0 or (
+            process.returncode == 1 and checking and "not started" in out)):
+        return None
+    tail = "\n".join(f"    {line}" for line in err.strip().splitlines()[-6:])
+    return f"{where} exited with status {process.returncode}\n{tail or '    (stderr empty)'}"
+
+
+def git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=REPO, check=True,
+                          capture_output=True, text=True).stdout
+
+
+RUN = [command for page in PAGES for command in COLLECTED[page].run]
+
+
+def case(command: Command) -> object:
+    """The test case of one command, named by its page, line and first command."""
+    return pytest.param(command, id=f"{command.page}:{command.line} {command.lines()[0]}")
+
+
+@pytest.fixture(scope="module")
+def status_before() -> str:
+    """The repository's `git status`, before any page's command runs."""
+    return git_status()
+
+
+@pytest.fixture(scope="module")
+def outcomes(status_before: str, tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[Command, str | None]:
+    """Each command's failure, or None: each page's commands in order, in a scratch copy of
+    its own, deleted afterwards; pages side by side, one per processor."""
+    def run_page(page: str) -> dict[Command, str | None]:
+        with tempfile.TemporaryDirectory(dir=tmp_path_factory.getbasetemp()) as folder:
+            scratch = scratch_copy(Path(folder))
+            return {command: failure(command, scratch) for command in COLLECTED[page].run}
+
+    pages = sorted({command.page for command in RUN})
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        return {command: found for page in pool.map(run_page, pages)
+                for command, found in page.items()}
+
+
+@pytest.mark.parametrize("command", [case(command) for command in RUN])
+def test_page_command_works_as_written(command: Command,
+                                       outcomes: dict[Command, str | None]) -> None:
+    assert outcomes[command] is None, outcomes[command]
+
+
+def test_the_repository_is_untouched(status_before: str,
+                                     outcomes: dict[Command, str | None]) -> None:
+    assert git_status() == status_before, "a page's command wrote into the repository"
+
+
+def test_every_block_left_out_says_why() -> None:
+    errors = [error for page in PAGES for error in COLLECTED[page].errors]
+    assert not errors, "\n".join(errors)
+    marked = sorted((page, block.lines()[0]) for page in PAGES
+                    for block, _ in COLLECTED[page].marked)
+    assert marked == MARKED, "a block was marked `not run by the tests`, or unmarked: update MARKED"
+
+
+# -- the test can fail ---------------------------------------------------------------------------
+
+def test_the_old_m05_command_is_reported(tmp_path: Path) -> None:
+    old = Command("docs/lessons/m05-selection.md", 234, "course select --note x --out runs/run_007")
+    message = failure(old, scratch_copy(tmp_path))
+    assert message is not None
+    assert message.startswith("docs/lessons/m05-selection.md:234: "
+                              "`course select --note x --out runs/run_007` exited with status 2\n")
+    assert "run_007" in message.splitlines()[1]    # the last lines of stderr say why
+
+
+SAMPLE = """\
+Run `course score --spec` first, then
+`course tokens
+"Final: 323"`; `course compare` compares two runs: `course compare RUN_A RUN_B`.
+
+!!! example "Your own run"
+    Some prose, then:
+
+    ```bash
+    course eval --note "mine" \\
+                --out runs/mine
+    ```
+
+```python
+print("`course kl --beta 1` in a Python block is not a command")
+```
+
+`.venv/bin/course kl --out runs/run_00X --note "..."` and `course select … --out runs/x`.
+
+<!-- not run by the tests -->
+```bash
+course runs verify
+```
+<!-- not run by the tests: it serves until Ctrl-C -->
+"""
+
+
+def test_the_collector_finds_blocks_and_spans_and_leaves_templates() -> None:
+    found = collect("page.md", SAMPLE, {"course runs verify"})
+    assert found.run == [
+        Command("page.md", 1, "course score --spec"),
+        Command("page.md", 2, 'course tokens "Final: 323"'),
+        Command("page.md", 9, 'course eval --note "mine" \\\n            --out runs/mine'),
+    ]
+    assert [command.line for command in found.templates] == [3, 17, 17]
+    assert found.errors == ["page.md:19: give the reason: <!-- not run by the tests: REASON -->",
+                            "page.md:23: a `not run by the tests` marker must be on the line "
+                            "right before a bash fence"]
+
+
+if __name__ == "__main__":
+    for page in PAGES:
+        found = COLLECTED[page]
+        rows = [("run", command) for command in found.run]
+        rows += [("covered by scripts/test.sh", command) for command in found.covered]
+        rows += [(f"marked: {reason}", block) for block, reason in found.marked]
+        rows += [("template", command) for command in found.templates]
+        for group, command in rows:
+            print(f"{page}:{command.line}  {' ; '.join(command.lines())}\n    {group}")
