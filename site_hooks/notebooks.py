@@ -14,6 +14,8 @@ downloadable.
   notebook is cached beside it (`cached_notebook`).
 - The lab kernels get CurveZMQ keys (`encrypt_kernel_traffic`), so ipykernel has no reason to
   print "Kernel is running over TCP without encryption" once per lab.
+- Jupyter's prompts, the copy buttons and the download box are kept out of the search index
+  (site_hooks/search_index.py tells the rest of what search finds).
 - Under `mkdocs serve` only, executed labs are cached: site_hooks/serve.py.
 """
 
@@ -52,9 +54,18 @@ def strip_network_scripts(html: str) -> str:
     return _SCRIPT.sub(keep, html)
 
 
+_NOT_SEARCHED = re.compile(
+    r'<div class="(?:jp-InputPrompt|jp-OutputPrompt|zeroclipboard-container|clipboard-copy-txt)'
+    r'[^"]*"')
+"""Jupyter's `In [1]:` prompts, the copy buttons' `Copied!` and the hidden copy of each cell's
+code they copy: page furniture, kept out of the search index (Material skips an element marked
+`data-search-exclude`), as is the download box."""
+
+
 def download_box(stem: str) -> str:
     return (
-        '<div class="admonition tip course-download"><p class="admonition-title">'
+        '<div class="admonition tip course-download" data-search-exclude>'
+        '<p class="admonition-title">'
         "Run this lab yourself</p><p>"
         f'<a href="{stem}.py" download>{stem}.py</a> (jupytext percent format; it also runs '
         f"as a script: <code>.venv/bin/python docs/labs/{stem}.py</code>) or "
@@ -71,6 +82,7 @@ def on_page_content(html: str, page, config, files) -> str:
     for leftover in _NETWORK.finditer(html):
         log.warning(f"{page.file.src_uri}: the rendered notebook still loads from the network "
                     f"near {html[leftover.start():leftover.start() + 80]!r}")
+    html = _NOT_SEARCHED.sub(r"\g<0> data-search-exclude", html)
     box = download_box(Path(page.file.src_uri).stem)
     title_end = html.find("</h1>")  # after the notebook's title, when it has one
     if title_end < 0:

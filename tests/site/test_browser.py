@@ -253,11 +253,9 @@ RESULTS = """() => [...document.querySelectorAll('.md-search-result__item')].map
 })"""
 
 
-def all_search_results(page, query: str) -> list[dict]:
-    """Every result of `query`, once the box has settled on it: each result page's `path`,
-    the `text` of its previews (all sections, folded ones too) and that text outside code
-    (`prose`). Material renders ten results, then four more each time the list is scrolled
-    to its end, so the list is scrolled until all are there."""
+def settled_search(page, query: str) -> int:
+    """Type `query` and wait until the results shown are the reply to all of it; returns how
+    many results Material counts."""
     meta = page.locator(".md-search-result__meta")
     items = page.locator(".md-search-result__item")
     placeholder = meta.inner_text()
@@ -273,7 +271,16 @@ def all_search_results(page, query: str) -> list[dict]:
         seen = shown()
         page.wait_for_timeout(300)
     count = re.search(r"\d+", seen[0])     # "No matching documents" has none
-    total = int(count.group()) if count else 0
+    return int(count.group()) if count else 0
+
+
+def all_search_results(page, query: str) -> list[dict]:
+    """Every result of `query`, once the box has settled on it: each result page's `path`,
+    the `text` of its previews (all sections, folded ones too) and that text outside code
+    (`prose`). Material renders ten results, then four more each time the list is scrolled
+    to its end, so the list is scrolled until all are there."""
+    items = page.locator(".md-search-result__item")
+    total = settled_search(page, query)
     wrap = page.locator(".md-search__scrollwrap")
     stalled = 0
     while items.count() < total and stalled < 20:
@@ -285,6 +292,39 @@ def all_search_results(page, query: str) -> list[dict]:
         stalled = stalled + 1 if items.count() == before else 0
     assert items.count() == total, f"{items.count()} of {total} results rendered"
     return page.evaluate(RESULTS)
+
+
+# The page a reader should land on first for each of the course's key terms: the lesson that
+# teaches it, as a textbook's index points to where a term is defined (both pages of a
+# milestone split in two teach it), or the rules for the Locked Room, which they define.
+FIRST_RESULT = {
+    "reward hacking": ("/lessons/m5-red-team/",),
+    "Final: <int>": ("/lessons/m0-orientation/",),
+    "KL": ("/lessons/m3-llm-as-policy/", "/lessons/m3b-kl-and-rlvr/"),
+    "pass@k": ("/lessons/m05-selection/",),
+    "Best-of-N": ("/lessons/m05-selection/",),
+    "advantage": ("/lessons/m1-reinforce/",),
+    "baseline": ("/lessons/m1-reinforce/",),
+    "Locked Room": ("/rules/",),
+    "Goodhart": ("/lessons/m5-red-team/",),
+    "golden": ("/lessons/m4-reward-as-spec/",),
+    "credit assignment": ("/lessons/m2-credit-assignment/",),
+    "GRPO": ("/lessons/m3b-kl-and-rlvr/",),
+    "spec": ("/lessons/m4-reward-as-spec/",),
+}
+
+
+@pytest.mark.parametrize("query", FIRST_RESULT)
+def test_search_finds_the_lesson_that_teaches_a_term_first(tab, site_url, query):
+    """site_hooks/search_index.py: lessons before maps, labs and rules, which come before the
+    references, the API and the run pages."""
+    page, watch = tab
+    open_page(page, site_url)
+    assert settled_search(page, query) > 0
+    first = page.locator(".md-search-result__item > a").first.get_attribute("href")
+    path = urlsplit(urljoin(site_url, first)).path          # no `?h=` highlight, no anchor
+    assert path in FIRST_RESULT[query], f"{query!r}: the first result is {path}"
+    assert watch.problems == []
 
 
 @pytest.mark.parametrize("query", ["Final: <int>", "<int>"])
@@ -304,7 +344,7 @@ def test_search_finds_the_answer_format(tab, site_url, query):
 
 @pytest.mark.parametrize("query", ["reward", "R(x", "pass@k"])
 def test_search_previews_show_maths_without_tex_delimiters(tab, site_url, query):
-    """site_hooks/search_math.py: the index keeps the maths of a page, not its delimiters."""
+    """site_hooks/search_index.py: the index keeps the maths of a page as text, not as TeX."""
     page, watch = tab
     open_page(page, site_url)
     results = all_search_results(page, query)

@@ -370,3 +370,30 @@ def test_every_figure_is_numbered_captioned_and_referred_to(built_site: Build):
                      for n in referred - numbers]
     assert figures_seen >= 11, figures_seen
     assert not problems, "\n".join(problems)
+
+
+def test_the_search_index_holds_text_a_reader_can_read(built_site: Build):
+    """site_hooks/search_index.py: every page has its boost; no preview outside the run pages
+    carries TeX source; a lab's preview starts with the lab's own text, never with Jupyter's
+    prompts or copy buttons; no title keeps a notebook heading's `¶`."""
+    index = json.loads((built_site.site / "search" / "search_index.json").read_text("utf-8"))
+    problems = []
+    for doc in index["docs"]:
+        where, title, text = doc["location"], doc["title"], doc["text"]
+        if "boost" not in doc:
+            problems.append(f"{where}: no search boost")
+        if title.endswith("¶"):
+            problems.append(f"{where}: title {title!r}")
+        prose = re.sub(r"<code>.*?</code>", "", re.sub(r"<pre>.*?</pre>", "", text, flags=re.S),
+                       flags=re.S)
+        # a run page shows completions as written: `\n` or TeX there is data, not maths
+        tex = [] if where.startswith("runs/") else re.findall(r"\\[a-zA-Z]+", title + prose)
+        if tex:
+            problems.append(f"{where}: TeX {tex[:3]} in the preview")
+        if re.fullmatch(r"labs/lab_\w+/", where) and not text.startswith("<p>"):
+            problems.append(f"{where}: the preview starts {text[:40]!r}")
+        if "Copied!" in text or re.search(r"In\s*\[\d*\]:", text):
+            problems.append(f"{where}: Jupyter's furniture in the preview")
+    assert not problems, "\n".join(problems)
+    boosts = {doc["location"].split("/")[0]: doc["boost"] for doc in index["docs"]}
+    assert boosts["lessons"] > boosts["maps"] > boosts["references"] > boosts["runs"], boosts

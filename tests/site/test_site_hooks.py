@@ -18,7 +18,7 @@ run_pages = load_hook("run_pages")
 fences = load_hook("fences")
 figures = load_hook("figures")
 notebooks = load_hook("notebooks")
-search_math = load_hook("search_math")
+search_index = load_hook("search_index")
 
 NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "a & b", "x\ny",
          "Final: \u2212323", "Final:\u00a0323", "3\u200b23", "tab\there", "</td></tr></table>",
@@ -323,14 +323,55 @@ def test_a_query_is_cut_into_the_words_of_the_indexed_text(typed, indexed):
     assert words(typed) == words(indexed) != []
 
 
+@pytest.mark.parametrize(("tex", "text"), [             # formulas from the course's pages
+    (r"\pi_{\text{ref}}(a)", "π_ref(a)"),
+    (r"\theta \leftarrow \theta + \alpha\,(r - b)\,\nabla_\theta \log \pi_\theta(a)",
+     "θ ← θ + α (r - b) ∇_θ log π_θ(a)"),
+    (r"\pi^\star \propto \pi_{\text{ref}}\, e^{r/\beta}", "π^* ∝ π_ref e^(r/β)"),
+    (r"1 - \binom{n-c}{k}/\binom{n}{k}", "1 - C(n-c, k)/C(n, k)"),
+    (r"\frac{\pi_\theta(y \mid x)}{\pi_{\text{ref}}(y \mid x)}", "(π_θ(y | x))/(π_ref(y | x))"),
+    (r"\bar r(a)", "r\u0304(a)"),
+    (r"J(\theta) = \mathbb{E}[R]", "J(θ) = E[R]"),
+    (r"r \in \{0, 1\}", "r ∈ {0, 1}"),
+    (r"100/60 \approx 1.7", "100/60 ≈ 1.7"),
+    (r"\underbrace{x + y}_{\text{sum}} = 1", "x + y = 1"),
+    (r"\begin{aligned} a &= b \\ c &= d \end{aligned}", "a = b ; c = d"),
+    (r"\lVert x \rVert \ge \sqrt{2}", "‖ x ‖ ≥ √(2)"),
+])
+def test_a_formula_becomes_text_for_a_search_preview(tex, text):
+    assert search_index.tex_to_text(tex) == text
+    assert "\\" not in text
+
+
+def test_a_notebooks_title_entry_is_merged_into_its_page_entry():
+    docs = [{"location": "labs/lab_x/", "title": "Lab: x", "text": "<pre>import x</pre>"},
+            {"location": "labs/lab_x/#lab-x", "title": "Lab: x¶", "text": "<p>Intro.</p>"},
+            {"location": "labs/lab_x/#more", "title": "More¶", "text": "<p>More.</p>"},
+            {"location": "maps/", "title": "Lab: x", "text": "<p>Another page.</p>"}]
+    merged = search_index.merge_notebook_title(docs[:3])
+    assert merged == [
+        {"location": "labs/lab_x/", "title": "Lab: x", "text": "<p>Intro.</p> <pre>import x</pre>"},
+        {"location": "labs/lab_x/#more", "title": "More", "text": "<p>More.</p>"}]
+    # an entry of another page is never merged, whatever its title
+    assert len(search_index.merge_notebook_title([docs[3], docs[1]])) == 2
+
+
+@pytest.mark.parametrize(("url", "boost"), [
+    ("lessons/m1-reinforce/", 4.0), ("maps/three-loops/", 2.0), ("labs/lab_kl/", 1.5),
+    ("", 1.0), ("errata/", 1.0), ("references/", 0.5), ("runs/run_001/", 0.25),
+    ("reference/api/", 0.25)])
+def test_teaching_pages_are_boosted_above_references_and_runs(url, boost):
+    assert search_index.boost_of(url) == boost
+
+
 def test_arithmatex_maths_is_recorded_without_its_delimiters():
     html = ('<p>the <span class="arithmatex">\\(R(x, y)\\)</span> slot and '
             '<span class="arithmatex">\\(y_{&lt;t}\\)</span></p>'
             '<div class="arithmatex">\\[\nJ(\\theta) = \\mathbb{E}[R]\n\\]</div>')
-    assert search_math.formulas_in(html) == {
+    assert search_index.formulas_in(html) == {
         "\\(R(x, y)\\)": "R(x, y)",
-        "\\(y_{&lt;t}\\)": "y_{&lt;t}",                  # kept in the index's escaped form
-        "\\[ J(\\theta) = \\mathbb{E}[R] \\]": "J(\\theta) = \\mathbb{E}[R]",
+        "\\(y_{&lt;t}\\)": "y_&lt;t",                    # kept in the index's escaped form
+        "\\[ J(\\theta) = \\mathbb{E}[R] \\]": "J(θ) = E[R]",    # TeX made text
     }
 
 
@@ -339,25 +380,25 @@ def test_notebook_maths_is_recorded_but_code_and_other_dollars_are_not():
             '\\$5 each, <code>$HOME</code></p><p>$$F(\\pi) =\n1$$</p></div>'
             '<td>The answer is $323$.</td><p>costs $5 and $6</p>'
             '<div class="arithmatex"><span class="other">\\(x\\)</span></div>')
-    assert search_math.formulas_in(html) == {"$N = 7$": "N = 7",
-                                             "$$F(\\pi) = 1$$": "F(\\pi) = 1"}
+    assert search_index.formulas_in(html) == {"$N = 7$": "N = 7",
+                                             "$$F(\\pi) = 1$$": "F(π) = 1"}
 
 
 def test_only_recorded_formulas_outside_code_are_rewritten():
     formulas = {"$x$": "x", "$$x$$": "x", "\\(R(x, y)\\)": "R(x, y)"}
     text = ("<p>$$x$$ then $x$ and \\(R(x, y)\\)</p> <code>\\(R(x, y)\\)</code> "
             "<pre>$x$</pre> $y$")
-    assert search_math.without_delimiters(text, formulas) == (
+    assert search_index.without_delimiters(text, formulas) == (
         "<p>x then x and R(x, y)</p> <code>\\(R(x, y)\\)</code> <pre>$x$</pre> $y$")
 
 
 def test_the_search_index_loses_delimiters_only_on_the_pages_that_typeset_them(tmp_path,
                                                                                monkeypatch):
-    monkeypatch.setattr(search_math, "_formulas_by_page", {})
+    monkeypatch.setattr(search_index, "_formulas_by_page", {})
     lesson = '<h2 id="a">Reward <span class="arithmatex">\\(r\\)</span></h2>'
-    search_math.on_page_context({}, page=SimpleNamespace(url="lessons/m0/", content=lesson),
+    search_index.on_page_context({}, page=SimpleNamespace(url="lessons/m0/", content=lesson),
                                 config=None, nav=None)
-    search_math.on_page_context({}, page=SimpleNamespace(url="runs/run_001/",
+    search_index.on_page_context({}, page=SimpleNamespace(url="runs/run_001/",
                                                          content="<p>\\(r\\)</p>"),
                                 config=None, nav=None)
     index = {"config": {"separator": "x"}, "docs": [
@@ -367,14 +408,14 @@ def test_the_search_index_loses_delimiters_only_on_the_pages_that_typeset_them(t
     folder = tmp_path / "search"
     folder.mkdir()
     (folder / "search_index.json").write_text(json.dumps(index), encoding="utf-8")
-    search_math.on_post_build(SimpleNamespace(site_dir=str(tmp_path)))
+    search_index.on_post_build(SimpleNamespace(site_dir=str(tmp_path)))
     rewritten = json.loads((folder / "search_index.json").read_text(encoding="utf-8"))
     assert rewritten["config"] == index["config"]
     assert rewritten["docs"][0] == {"location": "lessons/m0/#a", "title": "Reward r",
                                     "text": "<p>so r</p>"}
     assert rewritten["docs"][1] == index["docs"][1]      # a completion is shown as written
     # it must run after Material's search plugin has written the index
-    assert search_math.on_post_build.mkdocs_priority < 0
+    assert search_index.on_post_build.mkdocs_priority < 0
 
 
 # -- the API reference ---------------------------------------------------------------------

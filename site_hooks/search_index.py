@@ -1,0 +1,296 @@
+"""What the search box finds, and what its previews show.
+
+Material's search plugin indexes each page's HTML, one entry per section, and ranks entries with
+lunr. Left alone it ranked References and raw run data above the lessons, showed TeX source in
+previews, and opened each lab's preview with Jupyter's prompts. This hook fixes the index in
+three ways; the pages themselves never change.
+
+1. **Teaching pages first** (`BOOSTS`). Each page gets a search boost by where it sits: the
+   lessons, which teach a term, first; then the maps, the rules, the oral exam and the labs;
+   the exercises and the background pages; the references and the run pages last. A lesson
+   still loses to a run page on a word only the run page contains.
+2. **Maths as text** (`tex_to_text`). pymdownx.arithmatex (generic mode) writes maths into the
+   HTML as TeX between `\\(`...`\\)` or `\\[`...`\\]`, for MathJax to typeset; notebook
+   markdown cells (mkdocs-jupyter) keep `$`...`$` and `$$`...`$$`. While the pages are rendered,
+   this hook records each page's maths exactly where MathJax will typeset it (see
+   assets/javascripts/mathjax-config.js: inside `.arithmatex` and `.jp-RenderedMarkdown`, never
+   in code); after Material has written `search/search_index.json`, it replaces, in that page's
+   entries and outside `<code>`/`<pre>`, each recorded formula by plain text:
+   `\\(\\pi_{\\text{ref}}(a)\\)` becomes `π_ref(a)`. A dollar sign anywhere else (a completion
+   shown on a run page, a shell line in code) is text, and is left exactly as written.
+3. **Lab previews start with the lab's text** (`merge_notebook_title`). A notebook's title sits
+   inside a cell, so Material files the lab's code cells under the page's own entry and the
+   title's text under a second entry of the same name; the two are merged, the title's text
+   first. (site_hooks/notebooks.py keeps Jupyter's prompts and copy buttons out of the index.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+from html.parser import HTMLParser
+from pathlib import Path
+
+from mkdocs.plugins import event_priority, get_plugin_logger
+
+log = get_plugin_logger(__name__)
+
+# -- 1. teaching pages first -----------------------------------------------------------------
+
+BOOSTS = {                      # the URL's first folder or page: its boost
+    "lessons": 4.0,             # where a term is taught
+    "maps": 2.0, "rules": 2.0, "oral-exam": 2.0,
+    "labs": 1.5,                # a lab's title names its lesson's term: the lesson still first
+    "exercises": 1.0, "context": 1.0,
+    "references": 0.5,          # a reference's summary names every term of its paper
+    "runs": 0.25,               # raw numbers and completions: found, never first
+    "reference": 0.25,          # the API reference: docstrings name every term too
+}
+"""Search boost by the page's URL; any other page (the home page, the errata) gets 1. lunr
+multiplies an entry's score by its page's boost; a word in a section's title still counts a
+thousand times a word in its text (mkdocs.yml)."""
+
+
+def boost_of(url: str) -> float:
+    """The boost of the page at `url` (a site-relative URL such as `lessons/m1-reinforce/`)."""
+    return BOOSTS.get(url.split("/", 1)[0], 1.0)
+
+
+def on_page_markdown(markdown, page, config, files):
+    # Material's search plugin reads `search.boost` from the page's metadata (as front matter
+    # would set it) when it indexes the page, after this event.
+    search = page.meta.setdefault("search", {})
+    search.setdefault("boost", boost_of(page.url))
+    return markdown
+
+
+# -- 2. maths as text ------------------------------------------------------------------------
+
+SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "Delta": "Δ", "epsilon": "ε",
+    "varepsilon": "ε", "eta": "η", "theta": "θ", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "phi": "φ", "approx": "≈", "cdot": "·", "dots": "…", "ge": "≥", "le": "≤", "ne": "≠",
+    "in": "∈", "infty": "∞", "leftarrow": "←", "to": "→", "mid": "|", "nabla": "∇",
+    "odot": "⊙", "pm": "±", "prod": "∏", "propto": "∝", "sim": "~", "star": "*",
+    "succ": "≻", "sum": "Σ", "times": "×", "|": "‖", "Vert": "‖", "lVert": "‖", "rVert": "‖",
+    "lvert": "|", "rvert": "|", "{": "{", "}": "}", "\\": "; ",
+    "log": "log ", "max": "max ", "min": "min ", "arg": "arg ", "Pr": "Pr ",
+    ",": " ", ";": " ", " ": " ", "quad": " ", "qquad": " ",
+    "left": "", "right": "", "big": "", "Big": "",
+}
+"""Commands without arguments, as text (a word operator keeps a space after it)."""
+LETTERS = frozenset({"text", "mathrm", "mathbf", "mathcal", "mathbb", "operatorname", "boxed"})
+r"""Commands whose one argument is shown as it is: `\mathbb{E}` is E."""
+ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "bar": "\u0304", "tilde": "\u0303"}
+r"""Accents, as combining characters: `\bar r` is r̄."""
+_COMMAND = re.compile(r"\\([a-zA-Z]+|.)")
+
+
+def _argument(tex: str, i: int) -> tuple[str, int]:
+    """The argument starting at tex[i] (a `{...}` group, a command or one character), as TeX,
+    and the index after it."""
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex):
+        return "", i
+    if tex[i] == "{":
+        depth, j = 0, i
+        while j < len(tex):
+            if tex[j] == "\\":        # `\{` and `\}` are characters, not a group's braces
+                j += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+            if depth == 0:
+                return tex[i + 1:j], j + 1
+            j += 1
+        return tex[i + 1:], len(tex)
+    command = _COMMAND.match(tex, i)
+    end = command.end() if command else i + 1
+    return tex[i:end], end
+
+
+def tex_to_text(tex: str) -> str:
+    r"""A formula's TeX as plain text for a search preview: Greek letters and operators as their
+    characters, `\frac{a}{b}` as (a)/(b), groups without braces, spacing and sizing dropped.
+    `\pi_{\text{ref}}(a)` becomes `π_ref(a)`; no backslash command is left."""
+    out: list[str] = []
+    i = 0
+    while i < len(tex):
+        char = tex[i]
+        if char == "\\":
+            command = _COMMAND.match(tex, i)
+            assert command is not None      # a backslash always starts a command
+            name, i = command[1], command.end()
+            if name in ("frac", "binom"):
+                top, i = _argument(tex, i)
+                bottom, i = _argument(tex, i)
+                top, bottom = tex_to_text(top), tex_to_text(bottom)
+                out.append(f"({top})/({bottom})" if name == "frac" else f"C({top}, {bottom})")
+            elif name == "sqrt":
+                body, i = _argument(tex, i)
+                out.append(f"√({tex_to_text(body)})")
+            elif name in LETTERS or name == "underbrace":
+                body, i = _argument(tex, i)
+                out.append(tex_to_text(body))
+                if name == "underbrace" and tex[i:i + 1] == "_":    # the brace's label
+                    _, i = _argument(tex, i + 1)
+            elif name in ACCENTS:
+                body, i = _argument(tex, i)
+                out.append(tex_to_text(body) + ACCENTS[name])
+            elif name in ("begin", "end"):
+                _, i = _argument(tex, i)                              # the environment's name
+            else:
+                out.append(SYMBOLS.get(name, name))
+        elif char in "_^":
+            body, i = _argument(tex, i + 1)
+            text = tex_to_text(body)
+            out.append(f"^({text})" if char == "^" and len(text) > 1 else char + text)
+        elif char == "{":
+            body, i = _argument(tex, i)
+            out.append(tex_to_text(body))
+        else:
+            out.append(" " if char in "&~" else char)
+            i += 1
+    return re.sub(r" {2,}", " ", "".join(out)).strip()
+
+
+MATH_CLASSES = frozenset({"arithmatex", "jp-RenderedMarkdown"})
+"""Classes whose text MathJax typesets (processHtmlClass in mathjax-config.js)."""
+
+SKIPPED_TAGS = frozenset({"script", "noscript", "style", "textarea", "pre", "code"})
+"""Elements MathJax never looks into (its default skipHtmlTags)."""
+
+VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+                       "meta", "param", "source", "track", "wbr"})
+
+FORMULA = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|(?<!\\)\$(.+?)(?<!\\)\$",
+                     re.DOTALL)
+"""One formula with its delimiters, as MathJax finds them (display before inline)."""
+
+CODE = re.compile(r"(<code>.*?</code>|<pre>.*?</pre>)", re.DOTALL)
+"""Code kept as markup in the index text: never rewritten."""
+
+
+def indexed(text: str) -> str:
+    """`text` as Material's search plugin stores text outside <pre>: newlines become spaces,
+    then `<`, `>` and `&` are escaped."""
+    return escape(text.replace("\n", " "), quote=False)
+
+
+class _MathFinder(HTMLParser):
+    """Every formula MathJax will typeset in an HTML fragment, in index form, mapped to its
+    body without delimiters (also in index form)."""
+
+    def __init__(self) -> None:
+        super().__init__()   # convert_charrefs=True, as Material's parser: the same text runs
+        self.open: list[tuple[str, bool]] = [("", False)]   # (tag, typeset?) from the root
+        self.formulas: dict[str, str] = {}
+
+    def handle_starttag(self, tag, attrs):
+        if tag in VOID_TAGS:
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        if tag in SKIPPED_TAGS:
+            state = False
+        elif classes:
+            state = bool(classes & MATH_CLASSES)
+        else:
+            state = self.open[-1][1]
+        self.open.append((tag, state))
+
+    def handle_startendtag(self, tag, attrs):
+        pass
+
+    def handle_endtag(self, tag):
+        # close up to the matching element (HTML lets some end tags be implied)
+        for depth in range(len(self.open) - 1, 0, -1):
+            if self.open[depth][0] == tag:
+                del self.open[depth:]
+                return
+
+    def handle_data(self, data):
+        if not self.open[-1][1]:
+            return
+        for match in FORMULA.finditer(data):
+            body = next(group for group in match.groups() if group is not None)
+            self.formulas[indexed(match.group())] = indexed(tex_to_text(body))
+
+
+def formulas_in(html: str) -> dict[str, str]:
+    """{formula as indexed, with delimiters: the same without} for one page's HTML."""
+    finder = _MathFinder()
+    finder.feed(html)
+    finder.close()
+    return {raw: text for raw, text in finder.formulas.items() if raw != text}
+
+
+def without_delimiters(text: str, formulas: dict[str, str]) -> str:
+    """Index text with each known formula outside code replaced by its body."""
+    if not formulas or not text:
+        return text
+    pattern = re.compile("|".join(map(re.escape, sorted(formulas, key=len, reverse=True))))
+    parts = CODE.split(text)
+    for i in range(0, len(parts), 2):        # odd parts are the code spans and blocks
+        parts[i] = pattern.sub(lambda m: formulas[m.group()], parts[i])
+    return "".join(parts)
+
+
+# -- 3. lab previews start with the lab's text -----------------------------------------------
+
+def merge_notebook_title(docs: list[dict]) -> list[dict]:
+    """The entries with each notebook's title entry merged into its page entry, the title's
+    text first; titles lose the `¶` of a notebook heading's anchor link."""
+    merged: list[dict] = []
+    for doc in docs:
+        doc = {**doc, "title": str(doc.get("title", "")).removesuffix("¶")}
+        page = merged[-1] if merged else {}
+        if ("#" not in page.get("location", "#") and doc["title"] == page["title"]
+                and str(doc.get("location", "")).startswith(page["location"] + "#")):
+            page["text"] = f"{doc.get('text', '')} {page.get('text', '')}".strip()
+            continue
+        merged.append(doc)
+    return merged
+
+
+# -- the index, rewritten ---------------------------------------------------------------------
+
+def rewrite_index(index: dict, formulas_by_page: dict[str, dict[str, str]]) -> int:
+    """Rewrite the entries of a search index in place; returns the entries whose maths
+    changed."""
+    index["docs"] = merge_notebook_title(index.get("docs", []))
+    changed = 0
+    for doc in index["docs"]:
+        formulas = formulas_by_page.get(doc.get("location", "").split("#", 1)[0])
+        if not formulas:
+            continue
+        for field in ("title", "text"):
+            if isinstance(doc.get(field), str):
+                new = without_delimiters(doc[field], formulas)
+                if new != doc[field]:
+                    doc[field] = new
+                    changed += 1
+    return changed
+
+
+# -- hooks -----------------------------------------------------------------------------------
+
+_formulas_by_page: dict[str, dict[str, str]] = {}
+
+
+def on_page_context(context, page, config, nav):
+    # read-only: the same HTML Material's search plugin indexes in this event
+    _formulas_by_page[page.url] = formulas_in(page.content or "")
+    return context
+
+
+@event_priority(-100)   # after Material's search plugin has written the index
+def on_post_build(config):
+    path = Path(config.site_dir) / "search" / "search_index.json"
+    if not path.is_file():
+        return
+    index = json.loads(path.read_text(encoding="utf-8"))
+    changed = rewrite_index(index, _formulas_by_page)
+    # written as Material writes it
+    path.write_text(json.dumps(index, separators=(",", ":"), default=str), encoding="utf-8")
+    log.debug(f"search index: maths made text in {changed} entries")
