@@ -4,15 +4,19 @@ A run folder (`runs/run_001/`, ...) is the course's unit of evidence: `manifest.
 measured, with which instrument, on which inputs), `summary.json` (the numbers the lessons
 quote), a `README.md` in plain words, and per-item artifacts (`*.jsonl`, `*.csv`, `*.png`,
 `*.txt` logs, other `*.md` reports). This hook turns each folder into a page under
-`runs/<name>/` (README, manifest, summary, plots, tables, logs, a few raw examples per file),
-copies the artifacts next to it so each can be downloaded (another `.md` report becomes a page
-of its own), writes `runs/index.md` listing every run, and fills the `Runs` entry of `nav`.
-Nothing is written into docs/.
+`runs/<name>/` that reads like a report (`run_page`): its title says what the run measures (the
+README's); then what was run and why (the one change, said once); the README's results
+(headline numbers, figures, failures by cause with examples); provenance; and last the raw
+material, each file folded (summary, manifest, tables, logs, a few examples per JSONL file),
+never a table inside a table. It copies the artifacts next to the page so each can be
+downloaded (another `.md` report becomes a page of its own), writes `runs/index.md` listing
+every run by its title, and fills the `Runs` entry of `nav`. Nothing is written into docs/.
 
 Everything shown comes from files, and some of it is untrusted: a completion is whatever the
 policy produced, `<script>` included, and a problem id or a run note is whatever its author
-typed. So every value is rendered by `render_value`, which HTML-escapes all text (a scorer's
-`message` is prose whose `backticked` spans become inline code, after escaping); the README
+typed. So every value is rendered by `render_value` (or, in one cell, `render_compact`), which
+HTML-escapes all text (a scorer's `message` is prose whose `backticked` spans become inline
+code, after escaping); the README
 (and any other `.md` report) is made inert by `readme_markdown`: no raw HTML, no link except a
 plain one to a relative or http(s) address, no attribute list, no math, and code fences that
 every reader of the page (site_hooks/fences.py, pymdownx.superfences) opens and closes on the
@@ -31,7 +35,8 @@ import io
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -42,6 +47,7 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from pymdownx.snippets import SnippetPreprocessor
 
+from course.formatting import prose_text
 from course.jsonfiles import jsonl_lines
 
 log = get_plugin_logger(__name__)
@@ -52,7 +58,6 @@ SITE_FOLDER = "runs"        # pages live at runs/index.md and runs/<name>/index.
 TEXT_LIMIT = 400            # characters of one string shown before "... (N characters)"
 EXAMPLES_LIMIT = 20         # records shown per JSONL file
 EXAMPLES_PER_GROUP = 2      # ... at most this many per failure code, when records carry one
-EXAMPLES_OPEN = 8           # up to this many shown at once; more sit in a collapsed block
 CSV_ROWS_LIMIT = 50         # rows shown per CSV file
 LOG_LINES_LIMIT = 80        # lines shown per text log (*.txt)
 
@@ -73,11 +78,13 @@ word: it is never broken across lines, not even at a hyphen (class course-word).
 
 
 def render_text(text: str, limit: int = TEXT_LIMIT) -> str:
-    """A string as escaped HTML; when it holds anything beyond printable ASCII (a zero-width
-    space, NBSP, U+2212, a tab, ...), its JSON-escaped spelling is shown underneath."""
+    """A string as escaped HTML, verbatim in a `<code>` element (it is data: a completion, an
+    id, a path; a fence it holds is shown as written, never taken for one); when it holds
+    anything beyond printable ASCII (a zero-width space, NBSP, U+2212, a tab, ...), its
+    JSON-escaped spelling is shown underneath."""
     shown = text[:limit]
     word = 0 < len(text) <= WORD_LIMIT and not any(c.isspace() for c in text)
-    parts = [f'<span class="course-text{" course-word" if word else ""}">{esc(shown)}</span>']
+    parts = [f'<code class="course-text{" course-word" if word else ""}">{esc(shown)}</code>']
     if len(text) > limit:
         parts.append(f'<span class="course-more"> ... ({len(text)} characters)</span>')
     if not _VISIBLE_ASCII.fullmatch(shown):
@@ -102,11 +109,12 @@ def render_message(text: str) -> str:
     return f'<span class="course-message">{prose}</span>'
 
 
-def render_field(key: str, value: Any, cell: Callable[[Any], str]) -> str:
-    """The value of field `key`: a scorer message as prose, anything else through `cell`."""
+def render_field(key: str, value: Any) -> str:
+    """The value of field `key` in one table cell: a scorer message as prose, anything else
+    through `render_compact`."""
     if key in MESSAGE_KEYS and isinstance(value, str):
         return render_message(value)
-    return cell(value)
+    return render_compact(value)
 
 
 def render_scalar(value: Any) -> str:
@@ -119,42 +127,9 @@ def is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def _is_record_table(value: Mapping[str, Any]) -> bool:
-    """A dict of dicts with the same scalar fields (e.g. manifest inputs): one table."""
-    rows = list(value.values())
-    return bool(rows) and all(isinstance(r, Mapping) and r and all(map(is_scalar, r.values()))
-                              for r in rows) and len({tuple(r) for r in rows}) == 1
-
-
-def render_value(value: Any) -> str:
-    """Any JSON value as HTML: scalars as text, lists of objects and dicts of alike objects as
-    tables, other dicts as key/value tables, recursively. All text is escaped."""
-    if is_scalar(value):
-        return render_scalar(value)
-    if isinstance(value, Mapping):
-        if not value:
-            return "<code>{}</code>"
-        if _is_record_table(value):
-            return render_records([{"": key, **row} for key, row in value.items()])
-        rows = " ".join(f'<tr><th scope="row">{esc(str(key))}</th> '
-                        f"<td>{render_field(str(key), item, render_value)}</td></tr>"
-                        for key, item in value.items())
-        return f"<table><tbody>{rows}</tbody></table>"
-    if isinstance(value, Sequence):
-        if not value:
-            return "<code>[]</code>"
-        if all(isinstance(item, Mapping) for item in value):
-            return render_records(list(value))
-        if all(is_scalar(item) for item in value) and not any(isinstance(i, str) for i in value):
-            return f"<code>{esc(json.dumps(list(value)))}</code>"
-        items = " ".join(f"<li>{render_value(item)}</li>" for item in value)
-        return f'<ol class="course-list">{items}</ol>'
-    return render_text(repr(value))
-
-
 def render_compact(value: Any) -> str:
-    """A value for one cell of a wide table: scalars as usual, anything nested as one line of
-    compact JSON (escaped, cut at `TEXT_LIMIT`), so that a row stays a row."""
+    """A value for one table cell: a scalar as usual, anything else (a list, an object) as one
+    line of compact JSON (escaped, cut at `TEXT_LIMIT`), so that a cell never holds a table."""
     if is_scalar(value):
         return render_scalar(value)
     text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
@@ -162,41 +137,77 @@ def render_compact(value: Any) -> str:
     return f'<code class="course-json">{esc(text[:TEXT_LIMIT] + more)}</code>'
 
 
-def render_records(records: Sequence[Mapping[str, Any]],
-                   cell: Callable[[Any], str] = render_value) -> str:
-    """A list of objects as one table; the columns are every key, in first-seen order."""
+def as_records(value: Any) -> list[Mapping[str, Any]] | None:
+    """`value` as the rows of one table, when it is one: a list of objects, or an object of
+    objects with the same fields (manifest inputs, a summary's `over_seeds`), whose keys become
+    a first, unnamed column. Otherwise None."""
+    if isinstance(value, list) and value and all(isinstance(row, Mapping) for row in value):
+        return value
+    if isinstance(value, Mapping) and value:
+        rows = list(value.values())
+        if all(isinstance(row, Mapping) and row for row in rows) \
+                and len({tuple(row) for row in rows}) == 1 \
+                and not any(isinstance(v, Mapping) for row in rows for v in row.values()):
+            return [{"": key, **row} for key, row in value.items()]
+    return None
+
+
+def leaves_and_tables(value: Mapping[str, Any], prefix: str = "", tables: bool = True) -> tuple[
+        list[tuple[str, Any]], list[tuple[str, list[Mapping[str, Any]]]]]:
+    """An object taken apart without nesting: its leaves (scalars, lists, empty values), each
+    named by its path (`sampling.policy`), and, with `tables`, the tables inside it
+    (`as_records`), named likewise; without, every object is taken apart down to its leaves."""
+    leaves: list[tuple[str, Any]] = []
+    found: list[tuple[str, list[Mapping[str, Any]]]] = []
+    for key, item in value.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if tables and (rows := as_records(item)) is not None:
+            found.append((name, rows))
+        elif isinstance(item, Mapping) and item:
+            inner_leaves, inner_tables = leaves_and_tables(item, name, tables)
+            leaves += inner_leaves
+            found += inner_tables
+        else:
+            leaves.append((name, item))
+    return leaves, found
+
+
+def render_leaves(leaves: Sequence[tuple[str, Any]]) -> str:
+    """Named values as a two-column table: the path as code, the value wrapped in its cell."""
+    rows = " ".join(f'<tr><th scope="row"><code>{esc(name)}</code></th> '
+                    f"<td>{render_field(name.rsplit('.', 1)[-1], item)}</td></tr>"
+                    for name, item in leaves)
+    return f'<table class="course-leaves"><tbody>{rows}</tbody></table>'
+
+
+def render_records(records: Sequence[Mapping[str, Any]]) -> str:
+    """A list of objects as one table; the columns are every key, in first-seen order; a cell
+    holds one value (`render_field`), never another table."""
     columns: list[str] = []
     for record in records:
         columns += [key for key in record if key not in columns]
     head = " ".join(f"<th>{esc(str(c))}</th>" for c in columns)
     body = " ".join(
-        "<tr>" + " ".join(f"<td>{render_field(c, r[c], cell) if c in r else ''}</td>"
+        "<tr>" + " ".join(f"<td>{render_field(c, r[c]) if c in r else ''}</td>"
                           for c in columns)
         + "</tr>" for r in records)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _is_wide(value: Any) -> bool:
-    """A value whose table needs the page's full width: it holds a list of objects."""
-    if isinstance(value, Mapping):
-        return any(_is_wide(v) for v in value.values())
-    return isinstance(value, list) and any(isinstance(v, Mapping) for v in value)
-
-
-def render_sections(value: Mapping[str, Any], level: int = 3) -> list[str]:
-    """A JSON object as Markdown: its narrow fields in one key/value table, then each wide field
-    (a list of objects, or an object holding one) under its own heading, recursively."""
-    narrow = {k: v for k, v in value.items() if not _is_wide(v)}
-    parts = [html_block(render_value(narrow)), ""] if narrow else []
-    for key, item in value.items():
-        if key in narrow:
-            continue
-        parts += [f"{'#' * level} {code_label(str(key))}", ""]
-        if isinstance(item, Mapping) and level < 6:
-            parts += render_sections(item, level + 1)
-        else:
-            parts += [html_block(render_value(item)), ""]
-    return parts
+def render_value(value: Any) -> str:
+    """Any JSON value as HTML whose tables never nest: one table (`as_records`) when it is one;
+    an object as the two-column table of its leaves, then each table inside it under its path;
+    anything else as one value. All text is escaped."""
+    if (rows := as_records(value)) is not None:
+        return render_records(rows)
+    if not isinstance(value, Mapping) or not value:
+        return render_compact(value)
+    leaves, tables = leaves_and_tables(value)
+    parts = [render_leaves(leaves)] if leaves else []
+    parts += [f'<p class="course-table-name"><code>{esc(name)}</code>: {len(rows)} '
+              f"{'row' if len(rows) == 1 else 'rows'}</p>{render_records(rows)}"
+              for name, rows in tables]
+    return "".join(parts)
 
 
 def html_block(inner: str, kind: str = "") -> str:
@@ -205,11 +216,17 @@ def html_block(inner: str, kind: str = "") -> str:
     return f'\n<div class="{classes}">{inner}</div>\n'
 
 
+def fold(label: str, inner: str) -> str:
+    """Raw material, folded: a closed `<details>` whose summary is `label` (escaped) and whose
+    body scrolls sideways when it is wider than the column."""
+    return (f'\n<details class="note course-raw"><summary>{esc(label)}</summary>'
+            f'<div class="course-run-block">{inner}</div></details>\n')
+
+
 # -- 2. the run's own README, included safely ------------------------------------------------
 
 _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 """A fence line as site_hooks/fences.py reads it (the most lenient reader of the page)."""
-_HEADING = re.compile(r"^#{1,5} ")
 _CODE_SPAN = re.compile(r"(?<!\\)(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)")
 _LANG = re.compile(r"[A-Za-z0-9_+-]+")
 _PYTHON = {"python", "py", "python3"}
@@ -237,9 +254,14 @@ def _fence_info(info: str) -> str:
 def _code_html(code: str) -> str:
     """A code span as an HTML `<code>` element whose characters, but for letters, digits and
     spaces, are character references: Markdown can find nothing in it, whichever backticks it
-    pairs, and the reader sees the same text as in the code span."""
-    return "<code>" + "".join(ch if ch.isalnum() or ch == " " else f"&#{ord(ch)};"
-                              for ch in code.strip()) + "</code>"
+    pairs, and the reader sees the same text as in the code span. A span that is not one word
+    (see `WORD_LIMIT`: a sha256, a completion with spaces) gets the class `course-wrap`, which
+    lets it wrap in a table cell."""
+    text = code.strip()
+    wrap = len(text) > WORD_LIMIT or any(ch.isspace() for ch in text)
+    opening = '<code class="course-wrap">' if wrap else "<code>"
+    return opening + "".join(ch if ch.isalnum() or ch == " " else f"&#{ord(ch)};"
+                             for ch in text) + "</code>"
 
 
 def _is_safe_url(url: str, image: bool) -> bool:
@@ -272,13 +294,12 @@ def _inert_line(line: str) -> str:
     return "".join(out)
 
 
-def readme_markdown(text: str, demote: bool = True) -> str:
+def readme_markdown(text: str) -> str:
     """A run's Markdown made inert. Outside code fences, `_inert_line`. Fences are rewritten
     so that every reader agrees where they are: each line site_hooks/fences.py would take for
     an opening or closing fence becomes a canonical one at the margin (the info string reduced
     by `_fence_info`), and a fence left open is closed. Lines are cut at "\\n" and "\\r", as
-    Markdown cuts them. With `demote`, headings go one level deeper, so that a README's `#`
-    title becomes a `##` section of the run page. Apply `inert_snippets` to the whole page."""
+    Markdown cuts them. Apply `inert_snippets` to the whole page."""
     lines, fence = [], None
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         match = _FENCE.match(line)
@@ -290,8 +311,6 @@ def readme_markdown(text: str, demote: bool = True) -> str:
         elif match and not (match["fence"][0] == "`" and "`" in match["info"]):
             fence = match["fence"]
             lines.append(fence + _fence_info(match["info"]))
-        elif demote and _HEADING.match(line):
-            lines.append("#" + _inert_line(line))
         else:
             lines.append(_inert_line(line))
     if fence is not None:
@@ -329,7 +348,7 @@ def file_link(name: str, image: bool = False) -> str:
     return f"{'!' if image else ''}[{label}]({quote(name)})"
 
 
-# -- 3. artifacts: JSONL examples and CSV tables ---------------------------------------------
+# -- 3. raw artifacts, folded: JSONL examples, CSV tables, logs ----------------------------
 
 def _group_of(record: Mapping[str, Any]) -> Any:
     """The failure code of a record, when it has one (`code` or `details.code`)."""
@@ -380,49 +399,46 @@ def read_jsonl(path: Path) -> list[Any]:
     return records
 
 
+def file_fold(path: Path, count: str, body: str) -> str:
+    """A file of the run folder, folded: `count` (what is shown of it) in the label and above
+    `body`, with a link to the whole file (an HTML one: a raw HTML block reads no Markdown)."""
+    link = f'<a href="{esc(quote(path.name))}">{esc(path.name)}</a>'
+    return fold(f"{path.name}: {count}", f"<p>{count}. The whole file: {link}.</p>{body}")
+
+
 def jsonl_section(path: Path) -> str:
+    """A JSON Lines file, folded: how many records, and a few worth inspecting."""
     records = read_jsonl(path)
     objects = [r for r in records if isinstance(r, Mapping)]
     picked = pick_examples(objects)
     how = (f"up to {EXAMPLES_PER_GROUP} per failure code"
            if any(_group_of(r) is not None for r in objects) else "the first ones")
-    lines = [f"### {code_label(path.name)}", "",
-             f"{len(records)} records; {len(picked)} shown ({how}). "
-             f"The whole file: {file_link(path.name)}.", ""]
-    if picked:
-        table = render_records(picked, cell=render_compact)
-        if len(picked) > EXAMPLES_OPEN:
-            table = (f'<details class="example"><summary>The {len(picked)} records</summary>'
-                     f"{table}</details>")
-        lines.append(html_block(table, "course-examples"))
-    return "\n".join(lines)
+    return file_fold(path, f"{len(records)} records; {len(picked)} shown ({how})",
+                     render_records(picked) if picked else "")
 
 
 def csv_section(path: Path) -> str:
+    """A CSV file, folded: its first `CSV_ROWS_LIMIT` rows as a table."""
     rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-    lines = [f"### {code_label(path.name)}", ""]
     if not rows:
-        return "\n".join([*lines, "(empty file)", ""])
+        return fold(f"{path.name}: empty", "<p>(empty file)</p>")
     header, body = rows[0], rows[1:]
     shown = body[:CSV_ROWS_LIMIT]
-    lines += [f"{len(body)} rows; {len(shown)} shown. The whole file: {file_link(path.name)}.",
-              ""]
     head = " ".join(f"<th>{esc(cell)}</th>" for cell in header)
     cells = " ".join("<tr>" + " ".join(f"<td>{render_text(c)}</td>" for c in row) + "</tr>"
                      for row in shown)
-    lines.append(html_block(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>"))
-    return "\n".join(lines)
+    return file_fold(path, f"{len(body)} rows; {len(shown)} shown",
+                     f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
 
 
 def log_section(path: Path) -> str:
+    """A text log, folded: its first `LOG_LINES_LIMIT` lines, as written."""
     lines = split_lines(path.read_text(encoding="utf-8"))
     shown = lines[:LOG_LINES_LIMIT]
-    return "\n".join([
-        f"### {code_label(path.name)}", "",
-        f"{len(lines)} lines; {'the first ' if len(shown) < len(lines) else ''}{len(shown)} "
-        f"shown. The whole file: {file_link(path.name)}.", "",
-        html_block(f'<pre class="course-log"><code>{esc(chr(10).join(shown))}</code></pre>'),
-    ])
+    count = (f"{len(lines)} lines; {'the first ' if len(shown) < len(lines) else ''}"
+             f"{len(shown)} shown")
+    return file_fold(path, count,
+                     f'<pre class="course-log"><code>{esc(chr(10).join(shown))}</code></pre>')
 
 
 # -- 4. a run folder -> a page ---------------------------------------------------------------
@@ -434,57 +450,148 @@ def read_json(path: Path) -> Any:
         raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from None
 
 
-def run_title(name: str, manifest: Mapping[str, Any]) -> str:
-    """`run_001 · eval`: the folder name and the manifest's kind (plain characters only, as
-    the title also goes into the navigation of every page)."""
-    def plain(text: str) -> str:
-        return re.sub(r"[^\w .:+-]", "?", text)
+_CANONICAL_FENCE = re.compile(r"^(`{3,}|~{3,})")
+"""A fence line as `readme_markdown` writes it: at the margin, and a closing one exactly the
+opening fence."""
 
-    return f"{plain(name)} · {plain(str(manifest.get('kind', 'run')))}"
+
+@dataclass(frozen=True)
+class Report:
+    """A run's README cut where the run page places its parts: its `# ` title (the raw line;
+    "" without one), its lead (what comes before the first `## ` section) and its sections,
+    each a list of lines that starts with its heading. Lead and sections are inert Markdown
+    (`readme_markdown`); a lead line that only restates the manifest's note is left out (the
+    page says the one change once)."""
+
+    title: str
+    lead: list[str]
+    sections: list[list[str]]
+
+    @classmethod
+    def read(cls, folder: Path, note: str) -> Report:
+        readme = folder / "README.md"
+        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        title = lines[0][2:].strip() if lines[0].startswith("# ") else ""
+        restated = {_inert_line(f"Note: {said}") for said in (note, prose_text(note))}
+        lead: list[str] = []
+        sections: list[list[str]] = []
+        fence = None
+        for line in readme_markdown("\n".join(lines[1:] if title else lines)).split("\n"):
+            if fence is None and line.startswith("## "):
+                sections.append([line])
+                continue
+            if fence is None and (match := _CANONICAL_FENCE.match(line)):
+                fence = match[1]
+            elif fence is not None and line == fence:
+                fence = None
+            elif fence is None and not sections and line in restated:
+                continue
+            (sections[-1] if sections else lead).append(line)
+        return cls(title, lead, sections)
+
+    def section(self, heading: str) -> list[str]:
+        """The lines of the section `## heading`, its heading one level deeper ([] if none)."""
+        for lines in self.sections:
+            if lines[0] == f"## {heading}":
+                return ["#" + lines[0], *lines[1:]]
+        return []
+
+    def body(self) -> list[str]:
+        """Every section but those the page moves elsewhere (`MOVED_SECTIONS`)."""
+        return [line for lines in self.sections if lines[0][3:] not in MOVED_SECTIONS
+                for line in lines]
+
+
+MOVED_SECTIONS = ("Reproduce", "Files")
+"""README sections the run page moves: the command under Provenance, the list of files under
+the raw material."""
+
+PROVENANCE_KEYS = ("scorer_version", "seed", "prompt_version", "sampling", "inputs", "config",
+                   "course_version", "git_commit")
+"""The manifest's fields shown under Provenance; all of it is in the raw material."""
+
+LONG_TABLE = 20
+"""A table of the summary with at least this many rows (a per-step curve, a sweep) is named at
+the top of the raw material, with the figure that draws it."""
+
+
+def run_title(name: str, manifest: Mapping[str, Any], heading: str = "") -> str:
+    """`run_011 · A hack the optimiser found: ...`: the folder name and what the run measures,
+    the title of its README (else the manifest's kind). Plain characters only, as the title
+    also goes into the navigation of every page, unescaped."""
+    def plain(text: str) -> str:
+        return re.sub(r"[^\w .:,;'()/?!+=-]", "?", re.sub(r"\s+", " ", text.replace("`", "")))
+
+    return f"{plain(name)} · {plain(heading or str(manifest.get('kind', 'run')))}"
 
 
 def run_page(folder: Path) -> str:
-    """The Markdown page for one run folder (values escaped; README included safely)."""
+    """The Markdown page for one run folder, as a report reads: what was run and why, the
+    README's results (headline numbers, figures, failures with examples), figures it does not
+    show, provenance, then the raw material folded. Values escaped; README included safely."""
     manifest = read_json(folder / "manifest.json")
+    note = str(manifest.get("note") or "")
+    report = Report.read(folder, note)
     files = sorted(p for p in folder.iterdir() if p.is_file())
-    parts = [f"# {esc(run_title(folder.name, manifest))}", ""]
-    if note := manifest.get("note"):
+    kind = str(manifest.get("kind", "run"))
+    heading = _inert_line(report.title) if report.title else esc(run_title(folder.name, manifest))
+    parts = [f"# {heading}", "",
+             html_block(f'<p class="course-run-id"><code>{esc(folder.name)}</code> · kind '
+                        f"<code>{esc(kind)}</code></p>", "course-run-header"), "",
+             "## What was run and why", ""]
+    if note:
         parts += [html_block(f'<p class="course-run-note"><strong>The one change</strong>: '
-                             f"{esc(str(note))}</p>"), ""]
-    readme = folder / "README.md"
-    if readme.is_file():
-        parts += [readme_markdown(readme.read_text(encoding="utf-8")), ""]
-    parts += ["## Manifest", "",
+                             f"{esc(note)}</p>"), ""]
+    results = [*report.lead, *report.body()]
+    parts += [*results, ""]
+    shown = "\n".join(results)
+    if plots := [p for p in files if p.suffix == ".png" and f"]({p.name})" not in shown]:
+        parts += ["## Figures", ""] + [f"{file_link(p.name, image=True)}\n" for p in plots]
+    parts += ["## Provenance", "",
               "What was measured, with which instrument (scorer version), on which inputs "
-              "(paths and sha256), and how the completions were made.", "",
-              *render_sections(manifest)]
+              "(paths and sha256), and how; every field of the manifest is in the raw "
+              "material below.", "",
+              html_block(render_leaves(leaves_and_tables(
+                  {k: manifest[k] for k in PROVENANCE_KEYS if k in manifest}, tables=False)[0]),
+                         "course-provenance"), "",
+              *report.section("Reproduce"), ""]
+    parts += raw_material(folder, files, manifest, report)
+    return inert_snippets("\n".join(parts))
+
+
+def raw_material(folder: Path, files: Sequence[Path], manifest: Mapping[str, Any],
+                 report: Report) -> list[str]:
+    """The raw material, each file folded: the summary, the manifest, CSV tables, logs, JSON
+    Lines examples; then what each file holds and the list to download them."""
+    parts = ["## Raw material", "",
+             "Each file of the run folder, as stored (text escaped, nothing normalised), folded: "
+             "open what you need. Look at it before trusting a number.", ""]
     summary = folder / "summary.json"
     if summary.is_file():
         data = read_json(summary)
-        parts += ["## Summary", "", "`summary.json`, the numbers the lessons quote.", "",
-                  *(render_sections(data) if isinstance(data, Mapping)
-                    else [html_block(render_value(data)), ""])]
-    shown_in_readme = readme.read_text(encoding="utf-8") if readme.is_file() else ""
-    if plots := [p for p in files if p.suffix == ".png" and f"]({p.name})" not in shown_in_readme]:
-        parts += ["## Plots", ""] + [f"{file_link(p.name, image=True)}\n" for p in plots]
-    if tables := [p for p in files if p.suffix == ".csv"]:
-        parts += ["## Tables", ""] + [csv_section(p) for p in tables]
-    if logs := [p for p in files if p.suffix == ".txt"]:
-        parts += ["## Logs", ""] + [log_section(p) for p in logs]
-    if examples := [p for p in files if p.suffix == ".jsonl"]:
-        parts += ["## Examples", "",
-                  "Raw records, shown as stored (text escaped, nothing normalised). Look at "
-                  "them before trusting a number.", ""] + [jsonl_section(p) for p in examples]
-    parts += ["## Files", ""]
+        figures = [p.name for p in files if p.suffix == ".png"]
+        drawn = (f"it is drawn above, in {' or '.join(code_label(f) for f in figures)}"
+                 if figures else "no figure of this run draws it")
+        long = leaves_and_tables(data)[1] if isinstance(data, Mapping) else []
+        parts += [f"The table {code_label(name)} ({len(rows)} rows) is folded in "
+                  f"`summary.json`; {drawn}." for name, rows in long if len(rows) >= LONG_TABLE]
+        parts += ["", fold("summary.json: every number of the run, as stored",
+                           render_value(data))]
+    parts.append(fold("manifest.json: the whole manifest", render_value(manifest)))
+    parts += [csv_section(p) for p in files if p.suffix == ".csv"]
+    parts += [log_section(p) for p in files if p.suffix == ".txt"]
+    parts += [jsonl_section(p) for p in files if p.suffix == ".jsonl"]
+    parts += ["", *report.section("Files"), "", "Download:", ""]
     parts += [f"- {file_link(p.name)} ({p.stat().st_size} bytes"
               f"{', shown as a page' if p.suffix == '.md' else ''})" for p in files
               if p.name != "README.md"]
     parts += ["", "[All runs](../index.md)", ""]
-    return inert_snippets("\n".join(parts))
+    return parts
 
 
 def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
-    """The Runs page: what a run folder is, and a table of every run."""
+    """The Runs page: what a run folder is, and every run by what it measures and its note."""
     lines = [
         "# Runs", "",
         "Every number the course quotes comes from a saved run: a folder under `runs/` with a "
@@ -498,13 +605,14 @@ def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
     rows = []
     for folder in folders:
         manifest = read_json(folder / "manifest.json")
+        note = str(manifest.get("note") or "")
+        title = run_title(folder.name, manifest, Report.read(folder, note).title)
         href = f"{folder.name}/" if directory_urls else f"{folder.name}/index.html"
         rows.append(f'<tr><td><a href="{esc(href)}">{esc(folder.name)}</a></td> '
-                    f"<td>{render_value(manifest.get('kind'))}</td> "
-                    f"<td>{render_value(manifest.get('scorer_version'))}</td> "
-                    f"<td>{render_value(manifest.get('note'))}</td></tr>")
-    table = ("<table><thead><tr><th>run</th> <th>kind</th> <th>scorer</th> <th>note</th></tr>"
-             f"</thead><tbody>{' '.join(rows)}</tbody></table>")
+                    f"<td><strong>{esc(title.split(' · ', 1)[1])}</strong><br>"
+                    f'<span class="course-run-note">{esc(note)}</span></td></tr>')
+    table = ("<table><thead><tr><th>run</th> <th>what it measures, and the one change</th>"
+             f"</tr></thead><tbody>{' '.join(rows)}</tbody></table>")
     return inert_snippets("\n".join([*lines, html_block(table), ""]))
 
 
@@ -546,7 +654,8 @@ def _fill_nav(config: MkDocsConfig) -> None:
             pages: list[Any] = [f"{SITE_FOLDER}/index.md"]
             for folder in run_folders(config):
                 manifest = read_json(folder / "manifest.json")
-                pages.append({run_title(folder.name, manifest):
+                heading = Report.read(folder, str(manifest.get("note") or "")).title
+                pages.append({run_title(folder.name, manifest, heading):
                               f"{SITE_FOLDER}/{folder.name}/index.md"})
             entry[NAV_TITLE] = pages
 
@@ -574,6 +683,6 @@ def _add_files(files: Files, config: MkDocsConfig) -> None:
             if path.suffix == ".md":  # another report: a page of its own, linked from the run
                 add(File.generated(config, src_uri, inclusion=InclusionLevel.NOT_IN_NAV,
                                    content=inert_snippets(readme_markdown(
-                                       path.read_text(encoding="utf-8"), demote=False))))
+                                       path.read_text(encoding="utf-8")))))
             else:
                 add(File.generated(config, src_uri, abs_src_path=str(path)))

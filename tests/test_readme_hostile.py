@@ -128,7 +128,7 @@ def eval_readme(value: str) -> str:
 def test_the_eval_readme_keeps_its_structure(value):
     readme = eval_readme(value)
     lines = readme.split("\n")
-    assert lines[0].startswith("# Loop A evaluation: ") and lines[1] == ""
+    assert lines[0].startswith("# Loop A: the ") and lines[1] == ""
     assert [len(block) for block in fenced_blocks(readme)] == [1, 2, 1]  # examples, command
     assert snippet_lines(readme) == []
     for example in fenced_blocks(readme)[1]:

@@ -362,6 +362,7 @@ def test_search_previews_show_maths_without_tex_delimiters(tab, site_url, query)
 def test_a_completion_with_a_script_tag_is_shown_as_text(tab, site_url):
     page, watch = tab
     open_page(page, site_url + "runs/run_fixture/")
+    page.locator("details.course-raw summary", has_text="results.jsonl").click()  # unfold
     shown = page.get_by_text("<script>alert(1)</script>", exact=True)
     assert shown.count() >= 1
     assert shown.first.is_visible() or shown.nth(1).is_visible()
@@ -510,6 +511,27 @@ LAYOUT_PROBLEMS = """() => {
                       `the column: ${JSON.stringify(e.textContent.slice(0, 40))}`);
     }
   }
+  // 5. on a desktop, a run page fits its column: only its folded raw material may scroll
+  const inner = content.querySelector('.md-content__inner');
+  if (window.innerWidth >= 1280 && inner.querySelector(':scope > .course-run-header')) {
+    const right = inner.getBoundingClientRect().right
+      - parseFloat(getComputedStyle(inner).paddingRight);
+    for (const e of inner.querySelectorAll('*')) {
+      const box = e.getBoundingClientRect();
+      if (e.closest('details') || !box.width) continue;
+      const style = getComputedStyle(e);
+      const hidden = /auto|scroll/.test(style.overflowX) ? e.scrollWidth - e.clientWidth : 0;
+      // Material's table wrappers reach into the margin by design; an inline element's
+      // padding may pass the edge by a few px where its text wraps
+      const slack = e.matches('.md-typeset__scrollwrap, .md-typeset__table') ? Infinity
+        : style.display === 'inline' ? 8 : 1;
+      const out = box.right - right;
+      if (hidden > 1 || out > slack)
+        problems.push(`${named(e)} is ${Math.round(Math.max(hidden, out))} px wider than ` +
+                      `the column, outside the folded raw material: ` +
+                      JSON.stringify(e.textContent.trim().slice(0, 40)));
+    }
+  }
   return problems;
 }"""
 
@@ -526,9 +548,9 @@ def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_s
     """Every page, loaded once: no console error, no failed or off-host request, every diagram
     and formula rendered (`check_page`); axe-core finds no serious or critical violation; wide
     content scrolls, reachable by keyboard and with a visible hint; table cells keep words
-    whole; copy buttons cover nothing; a block's printed output fits the column. At the
-    desktop width in the light scheme (dark and
-    phone: the next test)."""
+    whole; copy buttons cover nothing; a block's printed output fits the column; a run page
+    is no wider than its column outside its folded raw material. At the desktop width in the
+    light scheme (dark and phone: the next test)."""
     assert len(site_pages(built_site.site)) >= 6
     report = []
     for batch in page_batches(tabs, built_site.site, site_url):

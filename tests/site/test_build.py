@@ -314,12 +314,24 @@ def test_the_raw_fence_check_reads_only_prose(html, raw):
 def test_no_page_shows_a_raw_fence_marker(built_site: Build):
     """A fence the Markdown parser did not recognise (an unindented fence inside `???`, say)
     renders as a literal ```python and its code falls out of the box, although the docs test
-    (which lifts the block first) still runs it. This reads what the reader sees, on the pages
-    written in docs/ (a run page shows recorded completions, fences included, as data)."""
-    for page in (page for page in site_pages(built_site.site) if not page.startswith("runs/")):
+    (which lifts the block first) still runs it. This reads what the reader sees, on every
+    page: a run page shows recorded completions, fences included, as code."""
+    for page in site_pages(built_site.site):
         parser = _TextOutsideCode(page_file(built_site.site, page).read_text(encoding="utf-8"))
         raw = [line for line in parser.lines if RAW_FENCE.search(line)]
         assert not raw, f"{page} shows a raw fence marker: {raw[0].strip()!r}"
+
+
+_NESTED_TABLE = re.compile(r"<table[^>]*>(?:(?!</table>).)*<table", re.DOTALL)
+
+
+def test_no_run_page_nests_a_table(built_site: Build):
+    """A table inside a table cell was cut off mid-word; a run page's values are flat."""
+    pages = [page for page in site_pages(built_site.site) if page.startswith("runs/run_")]
+    assert len(pages) >= 20
+    nested = [page for page in pages
+              if _NESTED_TABLE.search(page_file(built_site.site, page).read_text("utf-8"))]
+    assert not nested, nested
 
 
 OUTPUT_COLUMNS = 80
@@ -355,8 +367,8 @@ def test_every_figure_is_numbered_captioned_and_referred_to(built_site: Build):
                            r'([^"]*)".*?<figcaption><strong>Figure \1\.</strong> ([^<]+)',
                            article, re.DOTALL)
         figures_seen += len(found)
-        if page.startswith("runs/"):
-            continue            # a run's plots are named by their files (left for the run pages)
+        if page.startswith(tuple(f"runs/{run.name}/" for run in FIXTURE_RUNS.iterdir())):
+            continue            # the test fixtures' stand-in plots are named by their files
         for number, alt, caption in found:
             if len(alt) < 20 or len(caption) < 20:
                 problems.append(f"/{page} figure {number}: alt {alt!r}, caption {caption!r}")

@@ -96,7 +96,7 @@ def test_the_note_is_shown_as_text_in_the_title_and_the_manifest(to_html):
     assert live_markup(html) == []
     headings = [attrs for tag, attrs in Elements(html).elements if tag in ("h1", "h2")]
     assert all(set(attrs) <= {"id"} for attrs in headings), headings
-    title = re.search(r"<h2 [^>]*>(Loop A evaluation:.*?)</h2>", html, re.DOTALL)
+    title = re.search(r"<h1 [^>]*>(Loop A evaluation:.*?)</h1>", html, re.DOTALL)
     assert title is not None
     shown = Elements(title[1]).text
     assert "{: onclick=\"alert('note')\"}" in shown and "[a link](javascript:" in shown

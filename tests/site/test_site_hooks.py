@@ -41,7 +41,8 @@ class Parsed(HTMLParser):
         self.text += data
 
 
-SAFE_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "span", "code", "br", "ol", "li"}
+SAFE_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "span", "code", "br", "p"}
+_NESTED_TABLE = re.compile(r"<table[^>]*>(?:(?!</table>).)*<table", re.DOTALL)
 
 
 @pytest.mark.parametrize("text", NASTY)
@@ -115,8 +116,11 @@ json_values = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_any_json_value_renders_with_only_table_markup(value):
-    parsed = Parsed(run_pages.render_value(value))
+    """... and its tables never nest: a nested value is a path in a flat table, or its own."""
+    html = run_pages.render_value(value)
+    parsed = Parsed(html)
     assert parsed.tags <= SAFE_TAGS
+    assert not _NESTED_TABLE.search(html)
     for text in NASTY:
         if text in json.dumps(value, ensure_ascii=False) and "\n" not in text:
             assert "<script>" not in run_pages.render_value(value)
@@ -135,7 +139,17 @@ def test_dicts_of_alike_records_become_one_table_with_a_key_column():
     html = run_pages.render_value(inputs)
     assert html.count("<table>") == 1 and html.count("<tr>") == 3
     mixed = run_pages.render_value({"a": {"x": 1}, "b": {"y": 2}})
-    assert mixed.count("<table>") == 3           # different fields: nested key/value tables
+    assert mixed.count("<table") == 1 and "<code>a.x</code>" in mixed  # one table of paths
+
+
+def test_an_object_is_a_flat_table_of_its_leaves_then_one_table_per_list():
+    summary = {"n": 60, "ci95": [0.441, 0.6843], "start": {"proxy": 0.6, "strict": 0.4},
+               "curve": [{"step": i, "proxy": 0.5} for i in range(3)]}
+    html = run_pages.render_value(summary)
+    assert html.count("<table") == 2 and not _NESTED_TABLE.search(html)
+    for path in ("n", "ci95", "start.proxy", "start.strict"):
+        assert f"<code>{path}</code>" in html
+    assert "<code>curve</code>: 3 rows" in html
 
 
 @pytest.mark.parametrize(("value", "shown"), [
@@ -162,14 +176,13 @@ def test_readme_cannot_inject_html_but_keeps_code():
         "~~~",
     ])
     out = run_pages.readme_markdown(readme).splitlines()
-    assert out[0] == "## Title &lt;b>x&lt;/b>"
+    assert out[0] == "# Title &lt;b>x&lt;/b>"
     # a code span becomes an HTML <code> holding character references: it shows the same text,
     # and no pairing of backticks Markdown might choose can expose its content as markup
     assert out[1] == "Raw &lt;img src=x onerror=alert(1)> and <code>&#60;kept&#62;</code> in code"
     assert out[2:5] == ["```text", "# not a heading <still raw>", "```"]
     assert out[5] == "```{.python .notest}"
     assert out[8] == "~~~{.python .notest}"
-    assert run_pages.readme_markdown("# Report", demote=False) == "# Report"
 
 
 @pytest.mark.parametrize(("readme", "expected"), [
@@ -183,7 +196,7 @@ def test_readme_cannot_inject_html_but_keeps_code():
     ("a\u2028b", "a\u2028b"),
 ])
 def test_readme_fences_are_rewritten_so_every_reader_agrees(readme, expected):
-    assert run_pages.readme_markdown(readme, demote=False) == expected
+    assert run_pages.readme_markdown(readme) == expected
 
 
 @pytest.mark.parametrize(("line", "shown"), [
@@ -193,7 +206,7 @@ def test_readme_fences_are_rewritten_so_every_reader_agrees(readme, expected):
     ("[x](&#106;avascript:alert(1))", "\\[x](&#106;avascript:alert(1))"),
     ("![x](//example.org/x.png)", "!\\[x](//example.org/x.png)"),
     ("[x]: javascript:alert(1)", "\\[x]: javascript:alert(1)"),
-    ('# Title {: onclick="alert(1)"}', '## Title \\{: onclick="alert(1)"}'),
+    ('# Title {: onclick="alert(1)"}', '# Title \\{: onclick="alert(1)"}'),
     ("$x$ and \\(y\\)", "\\$x\\$ and \\\\(y\\\\)"),
     ("\\`<img src=x onerror=alert(1)>\\`", "\\\\\\`&lt;img src=x onerror=alert(1)>\\\\\\`"),
 ])
@@ -223,24 +236,68 @@ def test_examples_cover_every_failure_code_first():
     assert run_pages.pick_examples(plain, limit=5) == plain[:5]
 
 
-def test_a_run_page_shows_each_artifact(tmp_path):
+RUNS = sorted(p for p in (REPO / "runs").glob("run_*") if p.is_dir())
+LAYOUT = ["## What was run and why", "## Provenance", "## Raw material", "[All runs]"]
+"""The run page's parts, in this order (the README's own sections sit between the first two)."""
+
+
+def test_a_run_page_shows_each_artifact():
     folder = REPO / "tests/site/fixtures/runs/run_fixture"
     page = run_pages.run_page(folder)
-    assert page.startswith("# run_fixture · fixture-eval")
-    for section in ("## Fixture evaluation", "## Manifest", "## Summary", "## Plots",
-                    "![codes](codes.png)", "## Tables", "## Examples", "## Files",
+    assert page.startswith("# Fixture evaluation\n")
+    for section in ("## Figures", "![codes](codes.png)", "summary.json: every number",
+                    "manifest.json: the whole manifest", "codes.csv: ", "results.jsonl: ",
                     "[results.jsonl](results.jsonl)"):
         assert section in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
-@pytest.mark.parametrize(("kind", "title"), [
-    ("eval", "run_009 · eval"), ("kl_tradeoff", "run_009 · kl_tradeoff"),
-    ("<img src=x onerror=alert(1)>", "run_009 · ?img src?x onerror?alert?1??"),
+@pytest.mark.parametrize("folder", [*RUNS, REPO / "tests/site/fixtures/runs/run_fixture"],
+                         ids=lambda folder: folder.name)
+def test_every_run_page_reads_like_a_report(folder):
+    """Title; what was run and why, the one change said once; the README's results; then
+    provenance and the raw material, every file of which is folded."""
+    page = run_pages.run_page(folder)
+    at = [page.find(f"\n{part}") for part in LAYOUT]
+    assert -1 not in at and at == sorted(at), dict(zip(LAYOUT, at, strict=True))
+    assert "course-run-header" in page          # what the browser test's width check keys on
+    assert page.count("<strong>The one change</strong>") == 1 and "\nNote: " not in page
+    raw = page[at[2]:]
+    assert "<table" not in re.sub(r"<details.*?</details>", "", raw, flags=re.DOTALL)
+    assert not _NESTED_TABLE.search(page)
+
+
+def test_a_long_per_step_table_is_folded_and_points_to_its_figure():
+    page = run_pages.run_page(REPO / "runs/run_011")
+    curve = page.index("<code>curve</code>: 300 rows")
+    assert page.rfind("<details", 0, curve) > page.rfind("</details>", 0, curve)
+    assert ("The table `curve` (300 rows) is folded in `summary.json`; it is drawn "
+            "above, in `learning_curve.png`.") in page
+    assert page.index("](learning_curve.png)") < page.index("## Provenance")
+
+
+def test_every_run_has_a_title_that_says_what_it_measures():
+    """Not its kind (`eval` four times over): its README's title, unique across the runs."""
+    titles = {}
+    for folder in RUNS:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        heading = run_pages.Report.read(folder, manifest["note"]).title
+        titles[folder.name] = run_pages.run_title(folder.name, manifest, heading)
+        assert titles[folder.name].startswith(f"{folder.name} · ")
+    measures = [title.split(" · ", 1)[1] for title in titles.values()]
+    assert len(set(measures)) == len(measures), titles
+    assert all(len(m.split()) >= 4 for m in measures), titles
+
+
+@pytest.mark.parametrize(("kind", "heading", "title"), [
+    ("eval", "", "run_009 · eval"),
+    ("eval", "Loop A: the `strict-v1` pass rate", "run_009 · Loop A: the strict-v1 pass rate"),
+    ("<img src=x onerror=alert(1)>", "", "run_009 · ?img src=x onerror=alert(1)?"),
+    ("eval", "<b>x</b> & `y`", "run_009 · ?b?x?/b? ? y"),
 ])
-def test_run_titles_are_plain_text(kind, title):
+def test_run_titles_are_plain_text(kind, heading, title):
     """The title also goes into every page's navigation, so it never carries markup."""
-    assert run_pages.run_title("run_009", {"kind": kind}) == title
+    assert run_pages.run_title("run_009", {"kind": kind}, heading) == title
 
 
 # -- figures -----------------------------------------------------------------------------

@@ -163,6 +163,8 @@ Expected reward J(θ) goes from {train_s['expected_reward_start']:.3f} (uniform 
 {train_s['expected_reward_final']:.3f} after {train_s['steps']} steps; P(best) ends at
 {train_s['p_best_final']:.3f} and {reached}.
 
+![Each style's probability and the expected reward J(θ) over the single run](learning_curve.png)
+
 ## The ablation ({abl['learners']} learners × {abl['steps']} steps, batch of {abl['batch_size']})
 
 Gradient noise is E‖ĝ − E[ĝ | θ]‖², with E[ĝ | θ] computed exactly, averaged over steps and
@@ -178,6 +180,8 @@ most styles usually succeed, so a bare r = 1 says little, and without a baseline
 pushes its own action up, a mediocre style's frequent successes included: that is how
 {stuck_none:.1%} of the no-baseline learners ended stuck on a worse style. The batch mean
 also shrinks the average step by (1 − 1/B), because each reward sits inside its own baseline.
+
+![P(best) and the gradient noise per step, for each of the three baselines](bandit_ablation.png)
 
 ## Toy tax
 

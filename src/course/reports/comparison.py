@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from course.formatting import fence_text, inline_code, one_line, percent, prose_text, rounded
@@ -149,7 +149,11 @@ def render_readme(config: CompareConfig, note: str, report: Mapping[str, Any]) -
     flipped = report["flipped_ids"]
     unchanged = report["n"] - report["flips"]["fail_to_pass"] - report["flips"]["pass_to_fail"]
     lines = [
-        f"# Locked Room comparison: {prose_text(note.strip())}",
+        f"# Locked Room comparison: the pass-rate change from "
+        f"{inline_code(PurePosixPath(record['run_a']).name)} to "
+        f"{inline_code(PurePosixPath(record['run_b']).name)}",
+        "",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"Run A {inline_code(record['run_a'])} (the baseline) against run B "
         f"{inline_code(record['run_b'])}, example by example on the same {report['n']} "

@@ -15,6 +15,7 @@ import itertools
 import json
 import shlex
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any, BinaryIO
 
 from course import data, progress
@@ -128,7 +129,11 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
     codes = SCORERS.get(version, SCORERS[SCORER_VERSION]).codes
     lo, hi = summary["pass_rate_ci95"]
     lines = [
-        f"# Loop A evaluation: {prose_text(note.strip())}",
+        f"# Loop A: the {inline_code(version)} pass rate of "
+        f"{inline_code(PurePosixPath(record['rollouts']).name)} on "
+        f"{inline_code(PurePosixPath(record['problems']).name)}",
+        "",
+        f"Note: {prose_text(note.strip())}",
         "",
         f"Every completion in {inline_code(record['rollouts'])} was scored by the strict "
         f"verifier ({inline_code(version)}) against its problem in "

@@ -60,7 +60,7 @@ def curve_png(config: GoodhartConfig, result: Mapping[str, Any]) -> bytes:
 def render_readme(config: GoodhartConfig, summary: Mapping[str, Any]) -> str:
     peak, start, end = summary["peak"], summary["start"], summary["end"]
     lines = [
-        "# run_008: Goodhart's law on a hackable proxy",
+        "# Goodhart's law on a hackable proxy",
         "",
         f"A policy over three completion styles is trained with REINFORCE on the proxy rubric "
         f"{inline_code(config.proxy)} (Loop C on a proxy); the strict scorer is only measured.",
@@ -82,7 +82,8 @@ def render_readme(config: GoodhartConfig, summary: Mapping[str, Any]) -> str:
         "it, the proxy keeps rising because `spray` is paid more often than an honest answer, "
         "while the true goal falls: the optimiser is competent, the proxy is wrong.",
         "",
-        "![Goodhart curve](goodhart_curve.png)",
+        "![Proxy reward, optimised, and strict reward, measured, over training]"
+        "(goodhart_curve.png)",
         "",
         "Reproduce: `course runs regenerate run_008`, or `course goodhart --out DIR --note TEXT`.",
         "",

@@ -112,6 +112,8 @@ nats (= −log π_ref of that style, all mass on it). As β grows the policy sta
 Both curves move together: reward and KL increase as β decreases
 (`frontier_monotone` = {str(summary['frontier_monotone']).lower()}).
 
+![Expected reward against KL from the reference, one point per β](kl_tradeoff.png)
+
 In LLM terms: a strong KL penalty keeps the trained model close to the SFT model (safer,
 more familiar behaviour, less reward gained); a weak one lets it chase reward wherever the
 reward points, including into odd corners if the reward has loopholes. Note also that a style

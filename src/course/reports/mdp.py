@@ -121,6 +121,8 @@ Exact expected return: {summary['before']['expected_return']:.3f} before trainin
 start → {after['greedy_policy']['start']}, L → {after['greedy_policy']['L']},
 R → {after['greedy_policy']['R']}; {reached}.
 
+![The expected return and the probability of each decision, episode by episode](learning_curve.png)
+
 ## The token view
 
 A completion is the same picture stretched out: hundreds of token choices, then one verifier

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -96,13 +96,14 @@ def render_readme(config: MatrixConfig, rows: list[dict[str, Any]],
     lines = [
         "# Hackable rubrics versus the golden exploit suite",
         "",
-        f"Every case was scored by {len(rubrics)} rubrics; `1` means the rubric paid reward. "
+        f"Every case was scored by {len(rubrics)} rubrics. "
         f"The {summary['n_exploits']} exploits ({inline_code(display_path(config.exploits))}) "
         "are completions the spec must refuse (wrong, hedged, unreadable or out of format), so "
-        "every 1 on them is a false positive: a reward hack. The "
+        "a rubric that pays one has a false positive: a reward hack. The "
         f"{summary['n_correct']} golden-correct cases "
-        f"({inline_code(display_path(config.correct))}) are in-spec right answers, so every 0 on "
-        "them is a false negative.",
+        f"({inline_code(display_path(config.correct))}) are in-spec right answers, so a rubric "
+        "that refuses one has a false negative. The tables name, case by case, the rubrics "
+        "that got it wrong; `matrix.csv` holds every 0 and 1.",
         "",
         "## The rubrics",
         "",
@@ -114,25 +115,25 @@ def render_readme(config: MatrixConfig, rows: list[dict[str, Any]],
         "",
         "## Which rubric each exploit class fools",
         "",
-        "Cells: how many cases of the class the rubric pays.",
-        "",
-        *markdown_table(["exploit class", "cases", *rubrics],
-                [[plain_cell(cls), str(info["cases"]), *(str(info["paid"][n]) for n in rubrics)]
+        *markdown_table(["exploit class", "cases", "paid by (cases paid)"],
+                [[plain_cell(cls), str(info["cases"]),
+                  _names(f"{inline_code(n)} ({info['paid'][n]})" for n in rubrics
+                         if info["paid"][n])]
                  for cls, info in summary["exploit_classes"].items()]),
         "",
-        "## Exploits (a good rubric pays 0)",
+        "## Exploits (a good rubric pays none)",
         "",
         *markdown_table(
-            ["id", "exploit class", "expected", "completion", *rubrics],
-            [[plain_cell(row["id"]), plain_cell(row["exploit_class"]), str(row["expected_answer"]),
-              code_span(row["completion"]), *(_cell(row, n) for n in rubrics)]
+            ["id", "exploit class", "expected", "completion", "paid by"],
+            [[plain_cell(row["id"]), plain_cell(row["exploit_class"]), _expected(row),
+              code_span(row["completion"]), _names(_paying(row, rubrics, paid=True))]
              for row in rows if row["set"] == "exploit"]),
         "",
-        "## Golden correct (a good rubric pays 1)",
+        "## Golden correct (a good rubric refuses none)",
         "",
-        *markdown_table(["id", "expected", "completion", *rubrics],
-                [[plain_cell(row["id"]), str(row["expected_answer"]), code_span(row["completion"]),
-                  *(_cell(row, n) for n in rubrics)]
+        *markdown_table(["id", "expected", "completion", "refused by"],
+                [[plain_cell(row["id"]), _expected(row), code_span(row["completion"]),
+                  _names(_paying(row, rubrics, paid=False))]
                  for row in rows if row["set"] == "correct"]),
         "",
         "## Files",
@@ -148,6 +149,21 @@ def render_readme(config: MatrixConfig, rows: list[dict[str, Any]],
 
 def _cell(row: Mapping[str, Any], rubric: str) -> str:
     return str(int(row["rewards"][rubric]))
+
+
+def _expected(row: Mapping[str, Any]) -> str:
+    """The expected answer as a code span: a 1000-digit one then wraps in its cell."""
+    return inline_code(str(row["expected_answer"]))
+
+
+def _paying(row: Mapping[str, Any], rubrics: tuple[str, ...], paid: bool) -> Iterator[str]:
+    """The rubrics that paid the case (`paid`), or that refused it, as code spans."""
+    return (inline_code(name) for name in rubrics if bool(row["rewards"][name]) is paid)
+
+
+def _names(names: Iterable[str]) -> str:
+    """Names for one table cell, comma-separated; "none" when there are none."""
+    return ", ".join(names) or "none"
 
 
 MATRIX_NOTE = paragraph(
