@@ -218,9 +218,10 @@ def html_block(inner: str, kind: str = "") -> str:
 
 def fold(label: str, inner: str) -> str:
     """Raw material, folded: a closed `<details>` whose summary is `label` (escaped) and whose
-    body scrolls sideways when it is wider than the column."""
+    body scrolls sideways when it is wider than the column. The body stays out of the search
+    index (Material skips `data-search-exclude`): a raw dump would match every term."""
     return (f'\n<details class="note course-raw"><summary>{esc(label)}</summary>'
-            f'<div class="course-run-block">{inner}</div></details>\n')
+            f'<div class="course-run-block" data-search-exclude>{inner}</div></details>\n')
 
 
 # -- 2. the run's own README, included safely ------------------------------------------------

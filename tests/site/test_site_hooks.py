@@ -276,6 +276,14 @@ def test_a_long_per_step_table_is_folded_and_points_to_its_figure():
     assert page.index("](learning_curve.png)") < page.index("## Provenance")
 
 
+def test_the_raw_material_is_folded_and_left_out_of_search():
+    page = run_pages.run_page(REPO / "runs/run_001")
+    raw = page[page.index("## Raw material"):]
+    folds = re.findall(r'<details class="note course-raw"><summary>.*?</summary>(<div[^>]*>)',
+                       raw)
+    assert len(folds) == 3 and all("data-search-exclude" in body for body in folds)
+
+
 def test_every_run_has_a_title_that_says_what_it_measures():
     """Not its kind (`eval` four times over): its README's title, unique across the runs."""
     titles = {}
