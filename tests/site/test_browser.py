@@ -296,7 +296,8 @@ def all_search_results(page, query: str) -> list[dict]:
 
 # The page a reader should land on first for each of the course's key terms: the lesson that
 # teaches it, as a textbook's index points to where a term is defined (both pages of a
-# milestone split in two teach it), or the rules for the Locked Room, which they define.
+# milestone split in two teach it); the Locked Room is defined by the rules and first met on a
+# run in Milestone 0.5.
 FIRST_RESULT = {
     "reward hacking": ("/lessons/m5-red-team/",),
     "Final: <int>": ("/lessons/m0-orientation/",),
@@ -305,7 +306,7 @@ FIRST_RESULT = {
     "Best-of-N": ("/lessons/m05-selection/",),
     "advantage": ("/lessons/m1-reinforce/",),
     "baseline": ("/lessons/m1-reinforce/",),
-    "Locked Room": ("/rules/",),
+    "Locked Room": ("/rules/", "/lessons/m05-selection/"),
     "Goodhart": ("/lessons/m5-red-team/",),
     "golden": ("/lessons/m4-reward-as-spec/",),
     "credit assignment": ("/lessons/m2-credit-assignment/",),
