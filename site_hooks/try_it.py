@@ -12,15 +12,23 @@ A teacher writes a box as a fenced block whose first line names its kind::
     golden
     ```
 
+    ```try-it
+    exercise
+    name: spec_tests
+    ```
+
 `scorer` is a completion and an expected answer to edit and score, with the spec's near misses
-a click away; `golden` runs both golden suites. This hook turns each block into the box's HTML
+a click away; `golden` runs both golden suites; `exercise` is an exercise of `course check` to
+write and check in the page, for those whose check needs only the standard library
+(`course.exercises.STDLIB_CHECKERS`). This hook turns each block into the box's HTML
 (`box_html`): a sentence that stands without JavaScript (with the command that gives the same
 verdict), and the controls, hidden until docs/assets/javascripts/try-it.js shows them.
 
 The Python the boxes run is the repository's own, copied into the site at every build under
-assets/try-it/ (`on_files`): the package files in `PYTHON_FILES` and the golden sets, listed
-in assets/try-it/files.json for the script to write into Pyodide's file system. Pyodide itself
-is vendored from npm by site_hooks/vendor_assets.py.
+assets/try-it/ as a small copy of the repository (`on_files`): the package files in
+`PYTHON_FILES`, the golden sets and the exercise stubs, listed in assets/try-it/files.json for
+the script to write into Pyodide's file system. The kata's answer keys are never copied: the
+site is public. Pyodide itself is vendored from npm by site_hooks/vendor_assets.py.
 """
 
 from __future__ import annotations
@@ -36,20 +44,25 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 import course
-from course.paths import DATA_DIR
+from course.exercises import EXERCISES, STDLIB_CHECKERS
+from course.paths import DATA_DIR, REPO_ROOT
 
 FOLDER = "assets/try-it"
-PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryit.py")
+PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryit.py",
+                "exercises.py", "rubrics.py", "data.py", "jsonfiles.py", "paths.py")
 """The modules the boxes import (course.tryit and what it imports): standard library only."""
 DATA_FILES = ("golden/correct.jsonl", "golden/exploits.jsonl")
-KINDS = ("scorer", "golden")
+KINDS = ("scorer", "golden", "exercise")
 
 
 def site_files() -> dict[str, Path]:
-    """Each file the boxes need: its path under assets/try-it/ -> the repository file."""
+    """Each file the boxes need: its path in the repository's copy under assets/try-it/ ->
+    the repository's file."""
     package = Path(course.__file__).parent
-    files = {f"course/{name}": package / name for name in PYTHON_FILES}
+    files = {f"src/course/{name}": package / name for name in PYTHON_FILES}
     files.update({f"data/{name}": DATA_DIR / name for name in DATA_FILES})
+    files.update({f"workspace/{EXERCISES[name].file}": REPO_ROOT / "workspace" /
+                  EXERCISES[name].file for name in STDLIB_CHECKERS})
     return files
 
 
@@ -65,10 +78,33 @@ def _field(value: str) -> str:
     return html.escape(value, quote=True)
 
 
+def _lines(text: str) -> str:
+    """`text` escaped for a textarea, its line breaks as `&#10;`: the box stays one line of
+    Markdown, which a blank line would otherwise end."""
+    return _field(text).replace("\n", "&#10;")
+
+
 def box_html(kind: str, fields: dict[str, str], number: int) -> str:
     """The HTML of one box; `number` makes its ids unique on the page."""
     ident = f"try-it-{number}"
-    if kind == "golden":
+    title = "the course's own <code>src/course/scorer.py</code>, run by Python in your browser"
+    if kind == "exercise":
+        name = fields["name"]
+        file = EXERCISES[name].file
+        stub = (REPO_ROOT / "workspace" / file).read_text(encoding="utf-8")
+        title = (f"<code>course check {name}</code>, the same check, run by Python in your "
+                 "browser; your work is kept in this browser")
+        static = (f"This box checks your <code>workspace/{file}</code> in the page, and needs "
+                  f"JavaScript. Without it: <code>course check {name}</code>.")
+        controls = (
+            f'<label for="{ident}-source">Your <code>workspace/{file}</code></label>'
+            f'<textarea id="{ident}-source" class="try-it-source" rows="16" spellcheck="false" '
+            f'autocomplete="off" data-exercise="{name}">{_lines(stub)}</textarea>'
+            '<button type="button" class="md-button md-button--primary" data-action="check">'
+            "Check it</button> "
+            '<button type="button" class="md-button" data-action="reset">'
+            "Start again from the stub</button>")
+    elif kind == "golden":
         static = ("This box runs both golden suites against the course's scorer in your "
                   "browser, and needs JavaScript. Without it: <code>pytest tests/test_golden.py"
                   "</code>.")
@@ -95,9 +131,8 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
     return (f'<div class="try-it" data-kind="{kind}" id="{ident}">'
             f'<p class="try-it-static">{static}</p>'
             f'<div class="try-it-live" hidden><p class="try-it-title"><strong>Try it</strong>'
-            " in the page: the course's own <code>src/course/scorer.py</code>, run by Python in "
-            'your browser (<span class="try-it-version">the version shows after the first '
-            "run</span>). The first press loads Python, once per visit.</p>"
+            f' in the page: {title} (<span class="try-it-version">the scorer\'s version shows '
+            "after the first run</span>). The first press loads Python, once per visit.</p>"
             f"{controls}"
             '<p class="try-it-status" role="status" aria-live="polite"></p>'
             '<div class="try-it-result"></div></div></div>')
@@ -114,6 +149,10 @@ def expand(markdown: str, where: str) -> str:
             raise PluginError(f"{where}:{fence.open + 1}: a try-it block starts with one of "
                               f"{', '.join(KINDS)}, not {kind!r}")
         fields = dict(line.split(": ", 1) for line in body[1:] if ": " in line)
+        if kind == "exercise" and fields.get("name") not in STDLIB_CHECKERS:
+            raise PluginError(f"{where}:{fence.open + 1}: a try-it exercise is named with "
+                              f"`name: ` and one of {', '.join(STDLIB_CHECKERS)} (the checks "
+                              f"that need only the standard library), not {fields.get('name')!r}")
         lines[fence.open:fence.close + 1] = [fence.indent + box_html(kind, fields, number)]
     return "\n".join(lines)
 

@@ -61,6 +61,10 @@ from course.exercises import (
     _num,
     run_check,
 )
+
+# The printers, re-exported: students import them from here, with check() (docs/exercises/).
+from course.exercises import format_progress as format_progress
+from course.exercises import format_report as format_report
 from course.paths import DATA_DIR, REPO_ROOT
 
 WORKSPACE = REPO_ROOT / "workspace"

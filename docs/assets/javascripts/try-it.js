@@ -1,13 +1,16 @@
-// Try-it boxes (written by site_hooks/try_it.py): the course's own scorer, run in the browser.
-// Nothing is loaded with the page. The first press of a box's button loads Pyodide (CPython
-// compiled to WebAssembly) from this site's copy in assets/vendor/pyodide/, writes the
-// repository's Python files and golden sets (assets/try-it/files.json lists them) into its
-// file system, and imports course.tryit; every later press, in any box, reuses it. Each call
-// returns JSON, shown here as text: the verdicts are Python's, this file only displays them.
+// Try-it boxes (written by site_hooks/try_it.py): the course's own scorer and checks, run in
+// the browser. Nothing is loaded with the page. The first press of a box's button loads Pyodide
+// (CPython compiled to WebAssembly) from this site's copy in assets/vendor/pyodide/, writes the
+// repository's files that the boxes need (assets/try-it/files.json lists them) into its file
+// system as a small copy of the repository, and imports course.tryit; every later press, in any
+// box, reuses it. Each call returns JSON, shown here as text: the verdicts are Python's, this
+// file only displays them. An exercise's text is kept in this browser (localStorage), like the
+// checklists (checklists.js), and checked by course.exercises, as `course check` does.
 (() => {
   const PYODIDE = new URL("../vendor/pyodide/", document.currentScript.src).href;
   const FILES = new URL("../try-it/", document.currentScript.src).href;
-  const HOME = "/home/pyodide/try-it/";
+  const HOME = "/home/pyodide/repo/";  // the repository's copy: src/, data/, workspace/
+  const STORE = "course-exercise:";
   let module = null;  // a promise of the course.tryit module, made on the first press
 
   const loadPython = async () => {
@@ -21,7 +24,7 @@
       pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
       pyodide.FS.writeFile(path, new Uint8Array(await response.arrayBuffer()));
     }
-    pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(HOME)})`);
+    pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(HOME + "src")})`);
     return pyodide.pyimport("course.tryit");
   };
 
@@ -121,7 +124,7 @@
   };
 
   const golden = (box, tryit) => {
-    const report = JSON.parse(tryit.golden_suites(HOME + "data/golden"));
+    const report = JSON.parse(tryit.golden_suites());
     showVersion(box, report.scorer_version);
     const count = (suite) => {
       const cases = report.cases.filter((c) => c.suite === suite);
@@ -140,17 +143,47 @@
            `exploits ${count("exploits")}`;
   };
 
+  const check = (box, tryit) => {
+    const source = box.querySelector("textarea");
+    const report = JSON.parse(tryit.check_exercise(source.dataset.exercise, source.value,
+                                                   HOME + "workspace"));
+    box.querySelector(".try-it-result").replaceChildren(
+      element("pre", report.report, { class: "try-it-verdict" }));
+    box.dataset.status = report.status;
+    showVersion(box, report.scorer_version);
+    return `Checked: ${report.status}` +
+      (report.cases ? `, ${report.passed} of ${report.cases} cases pass` : "");
+  };
+
+  // An exercise's text: restored from this browser, saved at every edit, reset to the stub.
+  const keep = (box) => {
+    const source = box.querySelector("textarea");
+    const key = STORE + source.dataset.exercise;
+    const saved = localStorage.getItem(key);
+    if (saved !== null) source.value = saved;
+    source.addEventListener("input", () => localStorage.setItem(key, source.value));
+    box.querySelector("button[data-action=reset]").addEventListener("click", () => {
+      source.value = source.defaultValue;
+      localStorage.removeItem(key);
+      box.querySelector(".try-it-status").textContent = "Back to the stub.";
+      box.querySelector(".try-it-result").replaceChildren();
+    });
+  };
+
   const ACTIONS = {
     score: ["Scoring", score],
     "near-misses": ["Scoring the near misses", nearMisses],
     golden: ["Running the golden suites", golden],
+    check: ["Checking", check],
   };
 
   const setUp = () => {
     document.querySelectorAll(".md-typeset .try-it").forEach((box) => {
       box.querySelector(".try-it-static").hidden = true;
       box.querySelector(".try-it-live").hidden = false;
+      if (box.dataset.kind === "exercise") keep(box);
       box.querySelectorAll("button[data-action]").forEach((button) => {
+        if (!(button.dataset.action in ACTIONS)) return;  // reset: set up by keep()
         const [what, work] = ACTIONS[button.dataset.action];
         button.addEventListener("click", () => run(box, what, (tryit) => work(box, tryit)));
       });
