@@ -47,7 +47,7 @@
   const table = (label, headings, rows) => {
     const region = element("div", undefined, { class: "try-it-scroll", tabindex: "0",
                                                role: "region", "aria-label": label });
-    const grid = element("table");
+    const grid = element("table", undefined, { class: "try-it-table" });  // scrolls in region
     const head = grid.createTHead().insertRow();
     headings.forEach((text) => head.append(element("th", text, { scope: "col" })));
     const body = grid.createTBody();
