@@ -94,8 +94,9 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
         stub = (REPO_ROOT / "workspace" / file).read_text(encoding="utf-8")
         title = (f"<code>course check {name}</code>, the same check, run by Python in your "
                  "browser; your work is kept in this browser")
+        command = f"course check {name}"
         static = (f"This box checks your <code>workspace/{file}</code> in the page, and needs "
-                  f"JavaScript. Without it: <code>course check {name}</code>.")
+                  f"JavaScript. Without it: <code>{command}</code>.")
         controls = (
             f'<label for="{ident}-source">Your <code>workspace/{file}</code></label>'
             f'<textarea id="{ident}-source" class="try-it-source" rows="16" spellcheck="false" '
@@ -105,9 +106,9 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
             '<button type="button" class="md-button" data-action="reset">'
             "Start again from the stub</button>")
     elif kind == "golden":
+        command = "pytest tests/test_golden.py"
         static = ("This box runs both golden suites against the course's scorer in your "
-                  "browser, and needs JavaScript. Without it: <code>pytest tests/test_golden.py"
-                  "</code>.")
+                  f"browser, and needs JavaScript. Without it: <code>{command}</code>.")
         controls = ('<button type="button" class="md-button" data-action="golden">'
                     "Run the golden suites</button>")
     else:
@@ -128,7 +129,8 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
             "Score it</button> "
             '<button type="button" class="md-button" data-action="near-misses">'
             "Load the near misses</button>")
-    return (f'<div class="try-it" data-kind="{kind}" id="{ident}">'
+    return (f'<div class="try-it" data-kind="{kind}" id="{ident}" '
+            f'data-command="{_field(command)}">'
             f'<p class="try-it-static">{static}</p>'
             f'<div class="try-it-live" hidden><p class="try-it-title"><strong>Try it</strong>'
             f' in the page: {title} (<span class="try-it-version">the scorer\'s version shows '

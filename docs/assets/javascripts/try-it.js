@@ -59,8 +59,6 @@
     return region;
   };
 
-  const verdictText = (verdict) => verdict.lines.join("\n");
-
   // Runs `work` (which gets course.tryit) and reports in the box's live status line.
   const run = async (box, what, work) => {
     const status = box.querySelector(".try-it-status");
@@ -75,7 +73,7 @@
     } catch (error) {
       box.dataset.state = "error";
       status.textContent = `Python could not run here: ${error.message}. ` +
-        "On your machine, course score gives the same verdict.";
+        `On your machine, ${box.dataset.command} gives the same verdict.`;
     }
   };
 
@@ -92,7 +90,7 @@
       return "Not scored";
     }
     showVersion(box, verdict.scorer_version);
-    result.replaceChildren(element("pre", verdictText(verdict), { class: "try-it-verdict" }));
+    result.replaceChildren(element("pre", verdict.lines.join("\n"), { class: "try-it-verdict" }));
     return `Scored: reward ${verdict.reward.toFixed(1)}, code ${verdict.code}`;
   };
 
