@@ -49,9 +49,11 @@ from course.paths import DATA_DIR, REPO_ROOT
 
 FOLDER = "assets/try-it"
 PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryit.py",
-                "exercises.py", "rubrics.py", "data.py", "jsonfiles.py", "paths.py")
+                "exercises.py", "rubrics.py", "data.py", "jsonfiles.py", "paths.py",
+                "selection.py")
 """The modules the boxes import (course.tryit and what it imports): standard library only."""
-DATA_FILES = ("golden/correct.jsonl", "golden/exploits.jsonl")
+DATA_FILES = ("golden/correct.jsonl", "golden/exploits.jsonl",  # the golden suites, red_team
+              "problems/dev.jsonl", "selection/pack_n8.jsonl")      # pick_best's real packs
 KINDS = ("scorer", "golden", "exercise")
 
 

@@ -27,15 +27,15 @@ workspace folder does not exist. Teachers grade a student's folder with
 `course check --all --workspace path/to/their/workspace`; `--workspace teacher/solutions`
 checks the reference solutions.
 
-The registry, loading the student's file, the report, its printer and the checkers that need
-only the standard library (spec_tests, red_team) live in `course.exercises`, which the site also
-runs in the browser. This module reads top to bottom: calling the student's code; the checkers
-that need numpy (or a reference that does), and the kata's; running a check by name.
+The registry, loading and calling the student's code, the report, its printer and the checkers
+that need only the standard library (pick_best, spec_tests, red_team) live in
+`course.exercises`, which the site also runs in the browser. This module reads top to bottom:
+calling the student's code under numpy; the checkers that need numpy, and the kata's; running a
+check by name.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -45,20 +45,22 @@ from typing import Any
 
 import numpy as np
 
-from course import bandit, kl, selection
-from course.data import KATA_CAUSES, DataError, load_kata, load_kata_key, load_pack, load_problems
+from course import bandit, exercises, kl
+from course.data import KATA_CAUSES, DataError, load_kata, load_kata_key
 from course.datagen import INSTRUCTION
 from course.exercises import (
+    _UNWRITTEN,
     EXERCISES,
     STDLIB_CHECKERS,
     Case,
     NotStarted,
     Report,
-    StudentError,
     _attribute,
     _function,
     _hang,
     _num,
+    _unwritten,
+    _vec,
     run_check,
 )
 
@@ -73,27 +75,11 @@ WORKSPACE = REPO_ROOT / "workspace"
 
 # -- 1. calling the student's code -----------------------------------------------------------------
 
-_UNWRITTEN = object()  # what `_call` returns when the student's function is still a stub
-
-
 def _call(case: str, function: Callable[..., Any], *args: Any) -> Any:
-    """Call the student's function for one case. NotImplementedError means "not written yet";
-    any other exception stops the check and is reported against the student's own line."""
-    try:
-        with np.errstate(all="ignore"):  # an overflow shows up in the case's result instead
-            return function(*args)
-    except NotImplementedError:
-        return _UNWRITTEN
-    except (Exception, SystemExit) as err:
-        raise StudentError(err, case) from err
-
-
-def _unwritten(name: str) -> Case:
-    return Case(name, False, got="not written yet (NotImplementedError)", unwritten=True)
-
-
-def _vec(values: Any) -> str:
-    return "[" + ", ".join(_num(v) for v in values) + "]"
+    """`course.exercises._call`, with numpy's floating-point warnings off: an overflow shows up
+    in the case's result instead."""
+    with np.errstate(all="ignore"):
+        return exercises._call(case, function, *args)
 
 
 def _close(got: Any, want: float) -> bool:
@@ -117,60 +103,6 @@ def _as_vector(value: Any, length: int) -> np.ndarray | None:
 
 
 # -- 2. the other checkers: module -> cases --------------------------------------------------------
-
-# pick_best (M0.5). Reference: course.selection.pick_best. Made-up packs first (each aimed at
-# one way to get the rule wrong), then two real prompts of the committed selection pack. The
-# completions of made-up samples sort in REVERSE order, so picking the alphabetically smallest
-# completion on a tie gives the wrong sample.
-_PICK_TABLE = (
-    ("one sample", (1.0,), "With one sample, return it."),
-    ("clear winner in the middle", (0.0, 1.0, 0.0), ""),
-    ("tie at the top: the first one wins", (1.0, 0.0, 1.0),
-     "Ties go to the sample that comes first; do not compare the completions' text."),
-    ("tie between later samples", (0.0, 1.0, 1.0),
-     "Replace the best only on a strictly greater reward (`>`, not `>=`)."),
-    ("every reward is 0: the first sample", (0.0, 0.0, 0.0),
-     "When nothing is better than the first sample, Best-of-N returns the first sample."),
-    ("the best is last", (0.0, 0.0, 0.5, 1.0), "Look at every sample, including the last."),
-    ("fractional rewards", (0.25, 0.75, 0.5), "Compare the rewards as numbers."),
-    ("negative rewards", (-1.0, -0.5, -2.0),
-     "Start from the first sample, not from a best reward of 0."),
-)
-_PACK_PROMPTS = (("dev-010", "real pack: majority vote and best-of-N disagree"),
-                 ("dev-009", "real pack: no sample is correct"))
-
-
-def _pick_cases() -> list[tuple[str, list[dict[str, Any]], str]]:
-    made_up = [(name, [{"sample_id": f"s{i}", "completion": f"Final: {1000 - i}", "reward": r}
-                       for i, r in enumerate(rewards, start=1)], note)
-               for name, rewards, note in _PICK_TABLE]
-    problems = {p["id"]: p for p in load_problems(DATA_DIR / "problems" / "dev.jsonl")}
-    packs = {p["id"]: p for p in load_pack(DATA_DIR / "selection" / "pack_n8.jsonl")}
-    real = [(f"{name} ({pid})", selection.score_samples(problems[pid], packs[pid]["samples"]), "")
-            for pid, name in _PACK_PROMPTS]
-    return made_up + real
-
-
-def _sample_text(sample: Any) -> str:
-    if isinstance(sample, Mapping) and "sample_id" in sample:
-        return f"{sample['sample_id']} (reward {_num(sample.get('reward'))})"
-    return f"{sample!r:.60} (expected one of the sample dicts itself)"
-
-
-def check_pick_best(module: ModuleType) -> list[Case]:
-    pick_best = _function(module, "pick_best")
-    cases = []
-    for name, samples, note in _pick_cases():
-        want = selection.pick_best(samples)
-        got = _call(name, pick_best, copy.deepcopy(samples))  # a copy: the table stays intact
-        if got is _UNWRITTEN:
-            cases.append(_unwritten(name))
-            continue
-        passed = isinstance(got, Mapping) and got.get("sample_id") == want["sample_id"]
-        given = f"{len(samples)} samples, rewards in order: {_vec(s['reward'] for s in samples)}"
-        cases.append(Case(name, passed, given, _sample_text(want), _sample_text(got), note))
-    return cases
-
 
 # reinforce_step (M1). Reference: course.bandit's softmax and grad_log_prob, plus one real step
 # of course.bandit.reinforce_step (batch of 1, running-mean baseline, run_003's learning rate).
@@ -382,7 +314,6 @@ def check_kata(which: str, module: ModuleType) -> list[Case]:
 
 CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
     "kata": partial(check_kata, "m0"),
-    "pick_best": check_pick_best,
     "reinforce_step": check_reinforce_step,
     "trajectory_return": check_trajectory_return,
     "kl": check_kl,

@@ -1,20 +1,23 @@
 """The half of `course check` that needs only the standard library, so that it runs in the browser.
 
 `course.check` checks every exercise; the site's in-page exercises (site_hooks/try_it.py) run
-this module in Pyodide, which has no numpy, to check the two exercises whose checker needs
-nothing more: `spec_tests` and `red_team` (`STDLIB_CHECKERS`). Both callers use the same code:
+this module in Pyodide, which has no numpy, to check the three exercises whose checker needs
+nothing more: `pick_best`, `spec_tests` and `red_team` (`STDLIB_CHECKERS`). Both callers use
+the same code:
 
 - the registry of exercises (`EXERCISES`) and what a check reports (`Case`, `Report`);
-- loading the student's file fresh, from its source text (`load_student_file`);
-- the checkers of `spec_tests` (M4) and `red_team` (M5);
+- loading the student's file fresh, from its source text, and calling the student's code
+  (`load_student_file`, `_call`);
+- the checkers of `pick_best` (M0.5), `spec_tests` (M4) and `red_team` (M5);
 - running one checker on one file (`run_check`), and the report printer (`format_report`).
 
-`course.check` adds the checkers that need numpy or numpy-using references (pick_best,
-reinforce_step, trajectory_return, kl) and the kata, whose answer key the site never ships.
+`course.check` adds the checkers that need numpy (reinforce_step, trajectory_return, kl) and
+the kata's, whose answer key the site never ships.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import textwrap
 import traceback
@@ -24,7 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from course.data import load_golden
+from course import selection
+from course.data import load_golden, load_pack, load_problems
 from course.formatting import terminal_text
 from course.paths import DATA_DIR, display_path
 from course.rubrics import RUBRICS
@@ -82,7 +86,7 @@ EXERCISES: dict[str, Exercise] = {e.name: e for e in (
 )}
 
 
-# -- 2. loading the student's file -----------------------------------------------------------------
+# -- 2. loading the student's file and calling their code ------------------------------------------
 
 @dataclass(frozen=True)
 class Case:
@@ -149,6 +153,24 @@ def _attribute(module: ModuleType, name: str, kind: type) -> Any:
     return value
 
 
+_UNWRITTEN = object()  # what `_call` returns when the student's function is still a stub
+
+
+def _call(case: str, function: Callable[..., Any], *args: Any) -> Any:
+    """Call the student's function for one case. NotImplementedError means "not written yet";
+    any other exception stops the check and is reported against the student's own line."""
+    try:
+        return function(*args)
+    except NotImplementedError:
+        return _UNWRITTEN
+    except (Exception, SystemExit) as err:
+        raise StudentError(err, case) from err
+
+
+def _unwritten(name: str) -> Case:
+    return Case(name, False, got="not written yet (NotImplementedError)", unwritten=True)
+
+
 def _num(x: Any) -> str:
     """A number for the report: up to 6 significant digits, `inf` and `nan` as words."""
     try:
@@ -157,7 +179,65 @@ def _num(x: Any) -> str:
         return repr(x)
 
 
+def _vec(values: Any) -> str:
+    return "[" + ", ".join(_num(v) for v in values) + "]"
+
+
 # -- 3. the checkers of the standard library: module -> cases --------------------------------------
+
+# pick_best (M0.5). Reference: course.selection.pick_best. Made-up packs first (each aimed at
+# one way to get the rule wrong), then two real prompts of the committed selection pack. The
+# completions of made-up samples sort in REVERSE order, so picking the alphabetically smallest
+# completion on a tie gives the wrong sample.
+_PICK_TABLE = (
+    ("one sample", (1.0,), "With one sample, return it."),
+    ("clear winner in the middle", (0.0, 1.0, 0.0), ""),
+    ("tie at the top: the first one wins", (1.0, 0.0, 1.0),
+     "Ties go to the sample that comes first; do not compare the completions' text."),
+    ("tie between later samples", (0.0, 1.0, 1.0),
+     "Replace the best only on a strictly greater reward (`>`, not `>=`)."),
+    ("every reward is 0: the first sample", (0.0, 0.0, 0.0),
+     "When nothing is better than the first sample, Best-of-N returns the first sample."),
+    ("the best is last", (0.0, 0.0, 0.5, 1.0), "Look at every sample, including the last."),
+    ("fractional rewards", (0.25, 0.75, 0.5), "Compare the rewards as numbers."),
+    ("negative rewards", (-1.0, -0.5, -2.0),
+     "Start from the first sample, not from a best reward of 0."),
+)
+_PACK_PROMPTS = (("dev-010", "real pack: majority vote and best-of-N disagree"),
+                 ("dev-009", "real pack: no sample is correct"))
+
+
+def _pick_cases() -> list[tuple[str, list[dict[str, Any]], str]]:
+    made_up = [(name, [{"sample_id": f"s{i}", "completion": f"Final: {1000 - i}", "reward": r}
+                       for i, r in enumerate(rewards, start=1)], note)
+               for name, rewards, note in _PICK_TABLE]
+    problems = {p["id"]: p for p in load_problems(DATA_DIR / "problems" / "dev.jsonl")}
+    packs = {p["id"]: p for p in load_pack(DATA_DIR / "selection" / "pack_n8.jsonl")}
+    real = [(f"{name} ({pid})", selection.score_samples(problems[pid], packs[pid]["samples"]), "")
+            for pid, name in _PACK_PROMPTS]
+    return made_up + real
+
+
+def _sample_text(sample: Any) -> str:
+    if isinstance(sample, Mapping) and "sample_id" in sample:
+        return f"{sample['sample_id']} (reward {_num(sample.get('reward'))})"
+    return f"{sample!r:.60} (expected one of the sample dicts itself)"
+
+
+def check_pick_best(module: ModuleType) -> list[Case]:
+    pick_best = _function(module, "pick_best")
+    cases = []
+    for name, samples, note in _pick_cases():
+        want = selection.pick_best(samples)
+        got = _call(name, pick_best, copy.deepcopy(samples))  # a copy: the table stays intact
+        if got is _UNWRITTEN:
+            cases.append(_unwritten(name))
+            continue
+        passed = isinstance(got, Mapping) and got.get("sample_id") == want["sample_id"]
+        given = f"{len(samples)} samples, rewards in order: {_vec(s['reward'] for s in samples)}"
+        cases.append(Case(name, passed, given, _sample_text(want), _sample_text(got), note))
+    return cases
+
 
 # spec_tests (M4). Reference: the strict scorer; the student's cases are the tests.
 SPEC_CASE_KEYS = ("completion", "expected_answer", "reward", "code")
@@ -288,6 +368,7 @@ def check_red_team(module: ModuleType) -> list[Case]:
 
 
 STDLIB_CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
+    "pick_best": check_pick_best,
     "spec_tests": check_spec_tests,
     "red_team": check_red_team,
 }
