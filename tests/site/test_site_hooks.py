@@ -465,7 +465,7 @@ def test_a_wrong_try_it_box_fails_the_build_naming_its_line(body, said):
     assert "docs/page.md:3" in str(raised.value)
 
 
-def test_the_site_gets_the_python_the_boxes_import_and_never_a_kata_key():
+def test_try_it_ships_the_python_the_boxes_import_and_never_a_kata_key():
     """Every module course.tryit imports (itself included) is copied; nothing else of the
     package and no teacher key."""
     import ast
@@ -476,11 +476,17 @@ def test_the_site_gets_the_python_the_boxes_import_and_never_a_kata_key():
     wanted, todo = {"__init__"}, ["tryit"]
     while todo:
         name = todo.pop()
+        if name in wanted:
+            continue
         wanted.add(name)
         tree = ast.parse((REPO / "src" / "course" / f"{name}.py").read_text(encoding="utf-8"))
-        todo += [node.module.removeprefix("course.") for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course.")
-                 and node.module.removeprefix("course.") not in wanted]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.module is None:
+                continue
+            if node.module == "course":                  # from course import selection
+                todo += [alias.name for alias in node.names]
+            elif node.module.startswith("course."):      # from course.scorer import score
+                todo.append(node.module.removeprefix("course."))
     assert names == wanted
     assert all(path.is_file() for path in shipped.values())
     assert not any("teacher" in uri for uri in shipped)
