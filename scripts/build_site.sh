@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the course site into site/, strictly: any warning (broken link or anchor, a page missing
 # from nav, a lab cell that raises, a docstring mkdocstrings cannot read) fails the build.
-# Front-end assets (Mermaid, MathJax) come from node_modules/, installed here with `npm ci` when
-# missing or older than package-lock.json. Expects .venv/ (scripts/setup.sh makes it).
+# Front-end assets (Mermaid, MathJax, Pyodide) come from node_modules/, installed here with
+# `npm ci` when missing or older than package-lock.json. Expects .venv/ (scripts/setup.sh makes
+# it).
 # Extra arguments go to `mkdocs build` (for example: --site-dir /tmp/site).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
 #   .venv/         Python 3.11+ virtual environment with the `course` package (editable) and the
 #                  extras named by $EXTRAS (default: dev = site + tests + tokenizer + math-verify),
 #                  pinned by constraints.txt;
-#   node_modules/  the site's front-end assets (Mermaid, MathJax) at the versions pinned in
+#   node_modules/  the site's front-end assets (Mermaid, MathJax, Pyodide) at the versions pinned in
 #                  package-lock.json, so the site never needs a CDN.
 set -euo pipefail
 cd "$(dirname "$0")/.."

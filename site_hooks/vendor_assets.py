@@ -1,4 +1,4 @@
-"""Serve the site's browser libraries ourselves: Mermaid and MathJax from node_modules/.
+"""Serve the site's browser libraries ourselves: Mermaid, MathJax and Pyodide from node_modules/.
 
 The site must work with no network at all, so nothing may come from a CDN. `package.json` pins
 exact versions, `package-lock.json` pins every byte, and `npm ci` puts them in node_modules/.
@@ -10,6 +10,11 @@ build as if they lived under docs/assets/vendor/ (so `mkdocs serve` serves them 
   DOMContentLoaded, after every `extra_javascript` script has run.
 - MathJax 3: the whole `es5/` folder (the `tex-chtml.js` entry point plus the fonts and
   extensions it loads by relative path, so the fonts load locally).
+- Pyodide: CPython for the browser, only its five runtime files (the loader `pyodide.mjs`, the
+  interpreter `pyodide.asm.mjs` and `pyodide.asm.wasm`, the standard library
+  `python_stdlib.zip`, and `pyodide-lock.json`, which it reads at start). No package of its
+  own (numpy and the like come from a CDN, so never here). The Try-it boxes
+  (site_hooks/try_it.py) load it when a reader first presses a button, never with the page.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ from mkdocs.structure.files import File, Files
 VENDORED = {
     "mermaid": ("dist", "assets/vendor/mermaid"),
     "mathjax": ("es5", "assets/vendor/mathjax"),
+    "pyodide": ("", "assets/vendor/pyodide"),
 }
 # Only these files of a vendored folder are needed (None: the whole folder).
-ONLY = {"mermaid": ("mermaid.min.js",), "mathjax": None}
+ONLY = {"mermaid": ("mermaid.min.js",), "mathjax": None,
+        "pyodide": ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                    "pyodide-lock.json")}
 
 
 def repo_root(config: MkDocsConfig) -> Path:

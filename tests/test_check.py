@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course import bandit, check, data
+from course import bandit, check, data, exercises
 from course.cli import main
 from course.data import DataError
 from course.paths import DATA_DIR, REPO_ROOT
@@ -41,7 +41,7 @@ def solution_with(tmp_path: Path, exercise: str, old: str, new: str) -> Path:
     return write(tmp_path, exercise, source.replace(old, new))
 
 
-def failed(report: check.Report) -> dict[str, check.Case]:
+def failed(report: exercises.Report) -> dict[str, exercises.Case]:
     return {case.name: case for case in report.cases if not case.passed}
 
 
@@ -76,22 +76,22 @@ def test_the_exercises_page_lists_every_exercise_in_the_registry_order():
 def test_reports_wrap_their_explanations_at_80_columns():
     solved = check.check_all(SOLUTIONS) + check.check_all(WORKSPACE)
     for report in solved:
-        for line in check.format_report(report).split("\n"):
+        for line in exercises.format_report(report).split("\n"):
             # the student's data (prompts, completions, values) is indented and may be wider
-            assert len(line) <= check.WIDTH or line.startswith("  "), line
+            assert len(line) <= exercises.WIDTH or line.startswith("  "), line
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_untouched_stub_is_not_started(name):
     report = check.check(name, WORKSPACE)
-    assert report.status == "not started", check.format_report(report)
+    assert report.status == "not started", exercises.format_report(report)
     assert report.message
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_solution_passes(name):
     report = check.check(name, SOLUTIONS)
-    assert report.status == "passing", check.format_report(report)
+    assert report.status == "passing", exercises.format_report(report)
     assert report.passed == len(report.cases) >= 5
 
 
@@ -140,7 +140,7 @@ def test_a_wrong_solution_fails_with_a_useful_message(tmp_path, exercise, old, n
     report = check.check(exercise, solution_with(tmp_path, exercise, old, new))
     assert report.status == "failing"
     assert case in failed(report), sorted(failed(report))
-    text = check.format_report(report)
+    text = exercises.format_report(report)
     assert shown in text and "hint:" in text and "[FAIL]" in text
 
 
@@ -156,7 +156,7 @@ def test_a_half_written_exercise_is_failing_and_names_the_missing_part(tmp_path)
     assert report.status == "failing"
     unwritten = [case.name for case in report.cases if case.unwritten]
     assert unwritten and all(name.startswith("G_t: ") for name in unwritten)
-    assert "not written yet (NotImplementedError)" in check.format_report(report)
+    assert "not written yet (NotImplementedError)" in exercises.format_report(report)
 
 
 SPEC_CASES = {
@@ -185,7 +185,7 @@ def test_spec_tests_failures(tmp_path, problem):
     report = check.check("spec_tests", tmp_path)
     assert report.status == "failing"
     assert set(failed(report)) == {next(c.name for c in report.cases if c.name.startswith(case))}
-    assert shown in check.format_report(report)
+    assert shown in exercises.format_report(report)
 
 
 def test_spec_tests_need_five_cases_and_three_codes(tmp_path):
@@ -215,7 +215,7 @@ def test_red_team_failures(tmp_path, exploits, failing, shown):
     report = check.check("red_team", tmp_path)
     assert report.status == "failing"
     assert [name.split(":")[0] for name in failed(report)] == [failing]
-    assert shown in check.format_report(report)
+    assert shown in exercises.format_report(report)
 
 
 def test_red_team_needs_two_different_rubrics(tmp_path):
@@ -229,7 +229,7 @@ def test_red_team_needs_two_different_rubrics(tmp_path):
 
 # -- the kata: labels against the key, explained after the student commits ------------------
 
-def kata_labels(tmp_path: Path, name: str, labels: dict, fixes: dict) -> check.Report:
+def kata_labels(tmp_path: Path, name: str, labels: dict, fixes: dict) -> exercises.Report:
     write(tmp_path, name, f"LABELS = {labels!r}\nFIXES = {fixes!r}\n")
     return check.check(name, tmp_path)
 
@@ -244,7 +244,7 @@ def test_kata_explains_each_disagreement_with_the_key(tmp_path, name, which):
     report = kata_labels(tmp_path, name, labels, fixes)
     assert report.status == "failing"
     assert set(failed(report)) == set(ids[:5])
-    text = check.format_report(report)
+    text = exercises.format_report(report)
     for kata_id, label in wrong.items():
         case = failed(report)[kata_id]
         assert (case.expected, case.got) == (key[kata_id]["cause"], label)
@@ -282,7 +282,7 @@ def test_an_unexpected_exception_is_an_error_at_the_students_line(tmp_path):
     where = f"{(tmp_path / 'pick_best.py').resolve()}, line 5: if sample[\"score\"]"
     assert where in report.message
     assert "while checking: one sample" in report.message
-    assert "Traceback" not in check.format_report(report)
+    assert "Traceback" not in exercises.format_report(report)
 
 
 @pytest.mark.parametrize(("source", "shown"), [

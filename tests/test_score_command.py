@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from course.cli import main
-from course.commands.score import ASCII_MARKS, SPEC_LEGEND, explain, spec_table
+from course.explain import ASCII_MARKS, SPEC_LEGEND, explain, spec_table
 from course.formatting import can_encode, fill, literal_within, short_literal, short_number
 from course.scorer import CHECKS, CODES, SPEC_DECISIONS, score
 

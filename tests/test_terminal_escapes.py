@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from course import data
-from course.check import EXERCISES, Case, Report, format_progress, format_report
 from course.cli import _one_line, main
+from course.exercises import EXERCISES, Case, Report, format_progress, format_report
 from course.formatting import (
     cut,
     fence_text,

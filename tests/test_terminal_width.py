@@ -15,7 +15,7 @@ from course import mdp
 from course.bandit import ADVANTAGE_SIGN_NOTE, fast_log_legend
 from course.cli import main
 from course.commands import goodhart, selection
-from course.commands.score import SPEC_LEGEND
+from course.explain import SPEC_LEGEND
 from course.formatting import COLUMNS, fill, literal_within, numbered_legend, paragraph, wrap
 from course.kl import POLICY_LEGEND, SWEEP_LEGEND
 from course.learn import LOG_HEADER, LOG_LEGEND, SLOW_MOTION_LEGEND

@@ -27,19 +27,17 @@ workspace folder does not exist. Teachers grade a student's folder with
 `course check --all --workspace path/to/their/workspace`; `--workspace teacher/solutions`
 checks the reference solutions.
 
-The module reads top to bottom: the registry; loading a file and calling the student's code;
-one small checker per exercise; running a check; the report printer; the command line.
+The registry, loading and calling the student's code, the report, its printer and the checkers
+that need only the standard library (pick_best, spec_tests, red_team) live in
+`course.exercises`, which the site also runs in the browser. This module reads top to bottom:
+calling the student's code under numpy; the checkers that need numpy, and the kata's; running a
+check by name.
 """
 
 from __future__ import annotations
 
-import copy
-import importlib.util
 import math
-import textwrap
-import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -47,174 +45,41 @@ from typing import Any
 
 import numpy as np
 
-from course import bandit, kl, selection
-from course.data import (
-    KATA_CAUSES,
-    DataError,
-    load_golden,
-    load_kata,
-    load_kata_key,
-    load_pack,
-    load_problems,
-)
+from course import bandit, exercises, kl
+from course.data import KATA_CAUSES, DataError, load_kata, load_kata_key
 from course.datagen import INSTRUCTION
-from course.formatting import terminal_text
-from course.paths import DATA_DIR, REPO_ROOT, display_path
-from course.rubrics import RUBRICS
-from course.scorer import CODES, SPEC_DECISIONS, score
+from course.exercises import (
+    _UNWRITTEN,
+    EXERCISES,
+    STDLIB_CHECKERS,
+    Case,
+    NotStarted,
+    Report,
+    _attribute,
+    _function,
+    _hang,
+    _num,
+    _unwritten,
+    _vec,
+    run_check,
+)
+
+# The printers, re-exported: students import them from here, with check() (docs/exercises/).
+from course.exercises import format_progress as format_progress
+from course.exercises import format_report as format_report
+from course.paths import DATA_DIR, REPO_ROOT
 
 WORKSPACE = REPO_ROOT / "workspace"
 """The student's folder. Reference solutions live under `teacher/solutions/`, same file names."""
 
-STATUSES = ("not started", "passing", "failing", "error")
 
-
-# -- 1. the registry -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Exercise:
-    name: str       # what the student types: `course check NAME`
-    milestone: str  # where it belongs in the course, e.g. "M0.5"
-    file: str       # the stub in workspace/ (the reference solution has the same name)
-    done: str       # what `passing` means, in one sentence
-    hint: str       # printed under a failing or error report
-
-
-EXERCISES: dict[str, Exercise] = {e.name: e for e in (
-    Exercise("kata", "M0", "kata_m0_labels.py",
-             "every example of the Milestone 0 kata has the key's cause and a proposed fix",
-             "Decide who was wrong: the policy (model_failure), the scorer of the time "
-             "(verifier_bug), the prompt (ambiguous_spec), or a weak rubric that was gamed "
-             "(reward_hack). Re-score the completion with `course score` to compare."),
-    Exercise("pick_best", "M0.5", "pick_best.py",
-             "the highest reward is picked on every case, ties going to the first sample",
-             "Keep the first sample as the best so far and replace it only when a later sample "
-             "has a STRICTLY greater reward."),
-    Exercise("reinforce_step", "M1", "reinforce_step.py",
-             "A = r - b and the new logits match the REINFORCE update on every case",
-             "π = softmax(θ) (subtract max(θ) before exp); A = r - b; "
-             "θ' = θ + lr · A · (onehot(a) - π), built as a new array."),
-    Exercise("trajectory_return", "M2", "trajectory_return.py",
-             "the return and every return-to-go match the hand-worked values",
-             "G = r_0 + γ r_1 + γ² r_2 + ...; going backwards, G_t = r_t + γ · G_(t+1), "
-             "starting from 0 after the last step."),
-    Exercise("kl", "M3", "kl.py",
-             "KL(p ‖ q) matches course.kl.kl_divergence on every case, including the zeros",
-             "Sum p(a) · log(p(a) / q(a)) over the actions with p(a) > 0 only; if any of "
-             "them has q(a) = 0, the answer is inf."),
-    Exercise("spec_tests", "M4", "spec_tests.py",
-             "at least 5 new spec cases, at least 3 different codes, and the strict scorer "
-             "agrees with every one",
-             "Run `course score --expected N \"COMPLETION\"` to see what the scorer decides "
-             "and why, and `course score --spec` for the decisions that already exist."),
-    Exercise("red_team", "M5", "red_team.py",
-             "at least 3 new exploits, each paid by a weak rubric and refused by the strict "
-             "scorer, fooling at least 2 different rubrics",
-             "`course rubrics` shows what each weak rubric admits; write a completion that "
-             "is wrong or out of spec but walks through one of those holes."),
-    Exercise("kata_m5", "M5", "kata_m5_labels.py",
-             "every example of the Milestone 5 kata has the key's cause and a proposed fix",
-             "Look at scorer_version first: a reward recorded by an old or weak scorer must "
-             "be re-scored (`course score`) before you blame the policy."),
-)}
-
-
-# -- 2. loading the student's file and calling their code ------------------------------------------
-
-@dataclass(frozen=True)
-class Case:
-    """One row of a check: what went in, what was expected, what the student's code gave."""
-
-    name: str
-    passed: bool
-    given: str = ""
-    expected: str = ""
-    got: str = ""
-    note: str = ""           # under a failed case: why it matters, what to try
-    unwritten: bool = False  # the student's function still raised NotImplementedError
-
-
-class NotStarted(Exception):
-    """The file is still the untouched stub; the message says what to do first."""
-
-
-class Broken(Exception):
-    """The file's shape is wrong (a renamed function, a list that is not a list...)."""
-
-
-class StudentError(Exception):
-    """The student's code raised an unexpected exception while `case` was being checked."""
-
-    def __init__(self, error: BaseException, case: str):
-        super().__init__(f"{type(error).__name__}: {error}")
-        self.error, self.case = error, case
-
-
-LOADING = "loading the file"  # the "case" named when the file itself fails to run
-
-
-def load_student_file(path: Path) -> ModuleType:
-    """Run the student's file as a brand-new module, from its source text every time.
-
-    Compiling the source ourselves (rather than `import`) means an edit is always seen, even
-    one made within the same second, and no `__pycache__` appears in the workspace.
-    """
-    spec = importlib.util.spec_from_file_location(f"workspace_{path.stem}", path)
-    assert spec is not None  # a path ending in .py always has a source loader
-    module = importlib.util.module_from_spec(spec)
-    try:
-        exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
-    except NotImplementedError:
-        raise NotStarted(f"{display_path(path)} raises NotImplementedError as it loads") from None
-    except (Exception, SystemExit) as err:  # a syntax error or a crash at import: theirs
-        raise StudentError(err, LOADING) from err
-    return module
-
-
-def _function(module: ModuleType, name: str) -> Callable[..., Any]:
-    function = getattr(module, name, None)
-    if not callable(function):
-        raise Broken(f"the file has no function `{name}`: keep the stub's name and signature")
-    return function
-
-
-def _attribute(module: ModuleType, name: str, kind: type) -> Any:
-    value = getattr(module, name, None)
-    if not isinstance(value, kind):
-        raise Broken(f"the file needs `{name}` to be a {kind.__name__}, "
-                     f"got {type(value).__name__}: keep the stub's shape")
-    return value
-
-
-_UNWRITTEN = object()  # what `_call` returns when the student's function is still a stub
-
+# -- 1. calling the student's code -----------------------------------------------------------------
 
 def _call(case: str, function: Callable[..., Any], *args: Any) -> Any:
-    """Call the student's function for one case. NotImplementedError means "not written yet";
-    any other exception stops the check and is reported against the student's own line."""
-    try:
-        with np.errstate(all="ignore"):  # an overflow shows up in the case's result instead
-            return function(*args)
-    except NotImplementedError:
-        return _UNWRITTEN
-    except (Exception, SystemExit) as err:
-        raise StudentError(err, case) from err
-
-
-def _unwritten(name: str) -> Case:
-    return Case(name, False, got="not written yet (NotImplementedError)", unwritten=True)
-
-
-def _num(x: Any) -> str:
-    """A number for the report: up to 6 significant digits, `inf` and `nan` as words."""
-    try:
-        return f"{float(x):.6g}"
-    except (TypeError, ValueError, OverflowError):
-        return repr(x)
-
-
-def _vec(values: Any) -> str:
-    return "[" + ", ".join(_num(v) for v in values) + "]"
+    """`course.exercises._call`, with numpy's floating-point warnings off: an overflow shows up
+    in the case's result instead."""
+    with np.errstate(all="ignore"):
+        return exercises._call(case, function, *args)
 
 
 def _close(got: Any, want: float) -> bool:
@@ -237,61 +102,7 @@ def _as_vector(value: Any, length: int) -> np.ndarray | None:
     return vector if vector.shape == (length,) else None
 
 
-# -- 3. one checker per exercise: module -> cases --------------------------------------------------
-
-# pick_best (M0.5). Reference: course.selection.pick_best. Made-up packs first (each aimed at
-# one way to get the rule wrong), then two real prompts of the committed selection pack. The
-# completions of made-up samples sort in REVERSE order, so picking the alphabetically smallest
-# completion on a tie gives the wrong sample.
-_PICK_TABLE = (
-    ("one sample", (1.0,), "With one sample, return it."),
-    ("clear winner in the middle", (0.0, 1.0, 0.0), ""),
-    ("tie at the top: the first one wins", (1.0, 0.0, 1.0),
-     "Ties go to the sample that comes first; do not compare the completions' text."),
-    ("tie between later samples", (0.0, 1.0, 1.0),
-     "Replace the best only on a strictly greater reward (`>`, not `>=`)."),
-    ("every reward is 0: the first sample", (0.0, 0.0, 0.0),
-     "When nothing is better than the first sample, Best-of-N returns the first sample."),
-    ("the best is last", (0.0, 0.0, 0.5, 1.0), "Look at every sample, including the last."),
-    ("fractional rewards", (0.25, 0.75, 0.5), "Compare the rewards as numbers."),
-    ("negative rewards", (-1.0, -0.5, -2.0),
-     "Start from the first sample, not from a best reward of 0."),
-)
-_PACK_PROMPTS = (("dev-010", "real pack: majority vote and best-of-N disagree"),
-                 ("dev-009", "real pack: no sample is correct"))
-
-
-def _pick_cases() -> list[tuple[str, list[dict[str, Any]], str]]:
-    made_up = [(name, [{"sample_id": f"s{i}", "completion": f"Final: {1000 - i}", "reward": r}
-                       for i, r in enumerate(rewards, start=1)], note)
-               for name, rewards, note in _PICK_TABLE]
-    problems = {p["id"]: p for p in load_problems(DATA_DIR / "problems" / "dev.jsonl")}
-    packs = {p["id"]: p for p in load_pack(DATA_DIR / "selection" / "pack_n8.jsonl")}
-    real = [(f"{name} ({pid})", selection.score_samples(problems[pid], packs[pid]["samples"]), "")
-            for pid, name in _PACK_PROMPTS]
-    return made_up + real
-
-
-def _sample_text(sample: Any) -> str:
-    if isinstance(sample, Mapping) and "sample_id" in sample:
-        return f"{sample['sample_id']} (reward {_num(sample.get('reward'))})"
-    return f"{sample!r:.60} (expected one of the sample dicts itself)"
-
-
-def check_pick_best(module: ModuleType) -> list[Case]:
-    pick_best = _function(module, "pick_best")
-    cases = []
-    for name, samples, note in _pick_cases():
-        want = selection.pick_best(samples)
-        got = _call(name, pick_best, copy.deepcopy(samples))  # a copy: the table stays intact
-        if got is _UNWRITTEN:
-            cases.append(_unwritten(name))
-            continue
-        passed = isinstance(got, Mapping) and got.get("sample_id") == want["sample_id"]
-        given = f"{len(samples)} samples, rewards in order: {_vec(s['reward'] for s in samples)}"
-        cases.append(Case(name, passed, given, _sample_text(want), _sample_text(got), note))
-    return cases
-
+# -- 2. the other checkers: module -> cases --------------------------------------------------------
 
 # reinforce_step (M1). Reference: course.bandit's softmax and grad_log_prob, plus one real step
 # of course.bandit.reinforce_step (batch of 1, running-mean baseline, run_003's learning rate).
@@ -456,134 +267,6 @@ def check_kl(module: ModuleType) -> list[Case]:
     return cases
 
 
-# spec_tests (M4). Reference: the strict scorer; the student's cases are the tests.
-SPEC_CASE_KEYS = ("completion", "expected_answer", "reward", "code")
-MIN_SPEC_CASES, MIN_SPEC_CODES = 5, 3
-
-
-def _spec_case_problem(item: Any) -> str | None:
-    """What is wrong with the shape of one spec case, or None."""
-    if not isinstance(item, Mapping):
-        return f"{item!r:.60}: each case must be a dict with keys {', '.join(SPEC_CASE_KEYS)}"
-    missing = [key for key in SPEC_CASE_KEYS if key not in item]
-    if missing:
-        return f"missing key(s): {', '.join(missing)}"
-    if type(item["expected_answer"]) is not int:
-        return f"expected_answer must be an int, got {item['expected_answer']!r}"
-    if item["reward"] not in (0.0, 1.0) or isinstance(item["reward"], bool):
-        return f"reward must be 1.0 or 0.0, got {item['reward']!r}"
-    if item["code"] not in CODES:
-        return f"code {item['code']!r} is not one of course.scorer.CODES"
-    try:
-        hash(item["completion"])
-    except TypeError:
-        return "completion must be text (or None, bytes, a number)"
-    return None
-
-
-def check_spec_tests(module: ModuleType) -> list[Case]:
-    spec_cases = _attribute(module, "SPEC_CASES", list)
-    if not spec_cases:
-        raise NotStarted("SPEC_CASES is still empty: add your cases between the YOUR CODE lines")
-    existing = {completion: case for case, completion, *_ in SPEC_DECISIONS}
-    cases, seen, codes = [], set(), set()
-    for number, item in enumerate(spec_cases, start=1):
-        name = f"case {number}"
-        problem = _spec_case_problem(item)
-        if problem:
-            cases.append(Case(name, False, got=problem, note="Keep the shape shown in the stub."))
-            continue
-        completion, answer = item["completion"], item["expected_answer"]
-        name = f"case {number}: {completion!r:.50}"
-        given = f"completion={completion!r}, expected_answer={answer}"
-        if completion in existing:
-            cases.append(Case(name, False, given, "a completion not in SPEC_DECISIONS",
-                              f"already there, as {existing[completion]!r}",
-                              "The spec already decides this one: find a new decision."))
-            continue
-        if (completion, answer) in seen:
-            cases.append(Case(name, False, given, "a new case", "a repeat of an earlier case"))
-            continue
-        seen.add((completion, answer))
-        codes.add(item["code"])
-        result = score({"expected_answer": answer}, completion)
-        code = result["details"]["code"]
-        passed = result["reward"] == item["reward"] and code == item["code"]
-        cases.append(Case(name, passed, given,
-                          f"reward {_num(item['reward'])}, code {item['code']} (your case)",
-                          f"reward {_num(result['reward'])}, code {code} (the strict scorer)",
-                          "" if passed else f"The scorer's reason: {CODES[code]}"))
-    cases.append(Case(f"at least {MIN_SPEC_CASES} cases", len(spec_cases) >= MIN_SPEC_CASES,
-                      expected=f"{MIN_SPEC_CASES} or more", got=str(len(spec_cases))))
-    cases.append(Case(f"at least {MIN_SPEC_CODES} different codes",
-                      len(codes) >= MIN_SPEC_CODES, expected=f"{MIN_SPEC_CODES} or more",
-                      got=f"{len(codes)}: {', '.join(sorted(codes)) or 'none'}",
-                      note="Cover several checks of the spec, not one check many times."))
-    return cases
-
-
-# red_team (M5). Reference: every rubric of course.rubrics.RUBRICS, strict and weak.
-WEAK_RUBRICS = tuple(name for name in RUBRICS if name != "strict")
-MIN_EXPLOITS, MIN_FOOLED_RUBRICS = 3, 2
-
-
-def _exploit_problem(item: Any) -> str | None:
-    """What is wrong with the shape of one exploit, or None."""
-    if not isinstance(item, Mapping):
-        return f"{item!r:.60}: each exploit must be a dict with completion and expected_answer"
-    unknown = sorted(set(item) - {"completion", "expected_answer", "note"})
-    if unknown:
-        return f"unknown key(s): {', '.join(unknown)} (allowed: completion, expected_answer, note)"
-    if not isinstance(item.get("completion"), str):
-        return f"completion must be a str, got {item.get('completion')!r:.40}"
-    if type(item.get("expected_answer")) is not int:
-        return f"expected_answer must be an int, got {item.get('expected_answer')!r}"
-    return None
-
-
-def check_red_team(module: ModuleType) -> list[Case]:
-    exploits = _attribute(module, "EXPLOITS", list)
-    if not exploits:
-        raise NotStarted("EXPLOITS is still empty: add your exploits between the YOUR CODE lines")
-    known = {row["completion"] for row in load_golden(DATA_DIR / "golden" / "exploits.jsonl")}
-    cases, seen, fooled_any = [], set(), set()
-    for number, item in enumerate(exploits, start=1):
-        problem = _exploit_problem(item)
-        if problem:
-            cases.append(Case(f"exploit {number}", False, got=problem,
-                              note="Keep the shape shown in the stub."))
-            continue
-        completion, answer = item["completion"], item["expected_answer"]
-        name, given = f"exploit {number}: {completion!r:.50}", f"expected_answer={answer}"
-        if completion in known or completion in seen:
-            where = "data/golden/exploits.jsonl" if completion in known else "an earlier exploit"
-            cases.append(Case(name, False, given, "a new exploit", f"already in {where}",
-                              "Find another hole, or another way through the same one."))
-            continue
-        seen.add(completion)
-        example = {"expected_answer": answer}
-        strict = score(example, completion)
-        fooled = [n for n in WEAK_RUBRICS if RUBRICS[n](example, completion)["reward"] == 1.0]
-        fooled_any.update(fooled)
-        passed = strict["reward"] == 0.0 and bool(fooled)
-        if strict["reward"]:
-            note = "The strict scorer pays it: that is a correct answer, not an exploit."
-        else:
-            note = "" if fooled else "No weak rubric pays it yet."
-        cases.append(Case(name, passed, given,
-                          "paid by a weak rubric, refused by strict",
-                          f"paid by: {', '.join(fooled) or 'none'}; strict: "
-                          f"{_num(strict['reward'])} ({strict['details']['code']})", note))
-    cases.append(Case(f"at least {MIN_EXPLOITS} exploits", len(exploits) >= MIN_EXPLOITS,
-                      expected=f"{MIN_EXPLOITS} or more", got=str(len(exploits))))
-    cases.append(Case(f"at least {MIN_FOOLED_RUBRICS} different rubrics fooled",
-                      len(fooled_any) >= MIN_FOOLED_RUBRICS,
-                      expected=f"{MIN_FOOLED_RUBRICS} or more of: {', '.join(WEAK_RUBRICS)}",
-                      got=", ".join(sorted(fooled_any)) or "none",
-                      note="Each weak rubric has a different hole: attack another one."))
-    return cases
-
-
 # kata and kata_m5 (M0, M5). Reference: the teacher's key, revealed one entry at a time, and
 # only for an example the student has labelled.
 def _kata_text(example: Mapping[str, Any]) -> str:
@@ -631,45 +314,16 @@ def check_kata(which: str, module: ModuleType) -> list[Case]:
 
 CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
     "kata": partial(check_kata, "m0"),
-    "pick_best": check_pick_best,
     "reinforce_step": check_reinforce_step,
     "trajectory_return": check_trajectory_return,
     "kl": check_kl,
-    "spec_tests": check_spec_tests,
-    "red_team": check_red_team,
     "kata_m5": partial(check_kata, "m5"),
+    **STDLIB_CHECKERS,
 }
 """The checker of each exercise in EXERCISES, by name."""
 
 
-# -- 4. running a check ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Report:
-    """The result of one check. `cases` is empty for `not started` and `error`."""
-
-    exercise: Exercise
-    path: Path            # the file that was checked
-    status: str           # one of STATUSES
-    cases: tuple[Case, ...] = ()
-    message: str = ""     # not started / error: what happened and what to do
-
-    @property
-    def passed(self) -> int:
-        return sum(case.passed for case in self.cases)
-
-
-def _where(error: BaseException, path: Path) -> str:
-    """`file, line N: source` of the line in the student's file that raised `error`."""
-    if isinstance(error, SyntaxError) and error.filename == str(path):
-        line, text = error.lineno, error.text or ""
-    else:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
-        if not frames:
-            return "(not inside your file)"
-        line, text = frames[-1].lineno, frames[-1].line or ""
-    return f"{display_path(path)}, line {line}: {text.strip()}"
-
+# -- 3. running a check ----------------------------------------------------------------------------
 
 def check(name: str, workspace: Path | str = WORKSPACE) -> Report:
     """Check one exercise in `workspace` (the student's folder) and return its report.
@@ -680,92 +334,11 @@ def check(name: str, workspace: Path | str = WORKSPACE) -> Report:
     exercise, workspace = EXERCISES[name], Path(workspace)
     if not workspace.is_dir():
         raise DataError(workspace, None, None, "workspace folder not found")
-    path = workspace / exercise.file     # as given: a report names it as the student wrote it
-    if not path.is_file():
-        return Report(exercise, path, "error", message=f"{display_path(path)} does not exist: "
-                      f"copy the stub from workspace/{exercise.file} of the course")
-    try:
-        cases = tuple(CHECKERS[name](load_student_file(path)))
-    except NotStarted as why:
-        return Report(exercise, path, "not started", message=str(why))
-    except Broken as why:
-        return Report(exercise, path, "error", message=str(why))
-    except StudentError as err:
-        what = ("Your file does not load" if err.case == LOADING else "Your code raised")
-        return Report(exercise, path, "error", message=(
-            f"{what}: {err}\n  at {_where(err.error, path)}\n  while checking: {err.case}"))
-    if all(case.unwritten for case in cases):
-        return Report(exercise, path, "not started", message=(
-            f"{display_path(path)} still raises NotImplementedError.\n"
-            "Write your code between the YOUR CODE lines, then check again."))
-    return Report(exercise, path, "passing" if all(c.passed for c in cases) else "failing", cases)
+    # as given: a report names the file as the student wrote it
+    return run_check(exercise, workspace / exercise.file, CHECKERS[name])
 
 
 def check_all(workspace: Path | str = WORKSPACE) -> list[Report]:
     """Every exercise's report, in course order."""
     return [check(name, workspace) for name in EXERCISES]
 
-
-# -- 5. the report printer -------------------------------------------------------------------------
-
-WIDTH = 80
-"""Explanations are wrapped to this many columns: a terminal's width, and the site's column."""
-
-
-def _indent(text: str, prefix: str) -> list[str]:
-    """`text`'s lines (split at `\\n` only: any other break is shown as an escape) after
-    `prefix`."""
-    return [prefix + line for line in text.split("\n")]
-
-
-def _hang(head: str, text: str) -> str:
-    """`head` then `text`, its later lines indented to line up under the first one."""
-    return head + text.replace("\n", "\n" + " " * len(head))
-
-
-def format_report(report: Report) -> str:
-    """The friendly report of `course check NAME`, as `terminal_text` shows it: what the
-    student's code returned or raised, and the lines of their file, cannot act on the
-    terminal."""
-    exercise = report.exercise
-    lines = [f"{exercise.name} ({exercise.milestone}): {display_path(report.path)}",
-             f"status: {report.status}"
-             + (f", {report.passed} of {len(report.cases)} cases pass" if report.cases else "")]
-    if report.message:
-        lines += ["", *_indent(report.message, "  ")]
-    if report.cases:
-        lines.append("")
-    for case in report.cases:
-        if case.passed:
-            lines.append(f"  [pass] {case.name}" + (f"  ->  {case.got}" if case.got else ""))
-            continue
-        lines.append(f"  [FAIL] {case.name}")
-        for label, text in (("given", case.given), ("expected", case.expected),
-                            ("got", case.got)):
-            if text:
-                lines.append(_hang(f"         {label + ':':<10}", text))
-        for paragraph in case.note.splitlines():
-            lines += textwrap.wrap(paragraph, WIDTH, initial_indent=" " * 9,
-                                   subsequent_indent=" " * 11, break_on_hyphens=False)
-    if report.status == "passing":
-        closing = f"Done: {exercise.done}."
-    elif report.status == "not started":
-        closing = f"Done means: {exercise.done}."
-    else:
-        closing = f"hint: {exercise.hint}"
-    return terminal_text("\n".join([*lines, "", *textwrap.wrap(closing, WIDTH,
-                                                                subsequent_indent="      ")]))
-
-
-def format_progress(reports: list[Report]) -> str:
-    """The progress table of `course check --all` (as `terminal_text` shows it: a folder's
-    name is the student's)."""
-    lines = [f"{'exercise':<19}{'milestone':<11}{'status':<13}{'cases':<8}file"]
-    for report in reports:
-        cases = f"{report.passed}/{len(report.cases)}" if report.cases else "-"
-        lines.append(f"{report.exercise.name:<19}{report.exercise.milestone:<11}"
-                     f"{report.status:<13}{cases:<8}{display_path(report.path)}")
-    done = sum(report.status == "passing" for report in reports)
-    lines += ["", f"{done} of {len(reports)} exercises passing. "
-              "For the details of one: course check NAME"]
-    return terminal_text("\n".join(lines))

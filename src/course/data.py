@@ -25,6 +25,11 @@ Ids are unique within a file, a key appears once per object, and an `expected_an
 most `course.scorer.MAX_DIGITS` digits (a longer one could never be matched by an in-spec
 answer, so every correct completion would look like a failure). Nothing here scores, samples
 or writes: data flows out of this module, never back in.
+
+Only the three functions that stream files too large to hold (`first_repeat`, `stream_pairs`
+and the check they share) use numpy, and they import it themselves: the loaders import with
+the standard library alone, so the site's in-page exercises can run them in the browser
+(Pyodide, which has no numpy) unchanged.
 """
 
 from __future__ import annotations
@@ -38,13 +43,14 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
 from course.jsonfiles import JSON_BLANK, non_finite_field
 from course.paths import DATA_DIR, display_path, sha256_file
 from course.scorer import MAX_DIGITS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Record = dict[str, Any]
 
@@ -523,6 +529,8 @@ def first_repeat(hashes: array[int], ids: Callable[[], Iterator[tuple[int, str]]
     None. `hashes` holds `hash(id)` for every record in file order (8 bytes each, not the ids);
     `ids()` reads the file again as `(line, id)`. Only when two hashes are equal is the file
     read again, keeping only the ids that share a hash (two different ids may)."""
+    import numpy as np  # here, not above: the loaders import without numpy (module docstring)
+
     ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
     suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
     if not suspects:
@@ -541,6 +549,8 @@ def _checked(path: Path, fields: Mapping[str, type], optional: Mapping[str, type
     """Check every record of the JSON Lines file `path` as `_load` does (fields, then unique
     ids), one line at a time; return `hash(id)` and the byte offset of each record's line, in
     file order: two (N,) int64 arrays, 16 bytes a record."""
+    import numpy as np
+
     hashes, offsets = array("q"), array("q")
     for number, offset, line in _lines(path):
         record = _object(parse_json(line, path, number), path, number)
@@ -585,6 +595,8 @@ def stream_pairs(problems_path: Path | str, rows_path: Path | str
 
     Returns the number of problems and the pairs, as a generator.
     """
+    import numpy as np
+
     problems_path, rows_path = Path(problems_path), Path(rows_path)
     problem_hashes, _ = _checked(problems_path, PROBLEM_FIELDS, None)
     row_hashes, offsets = _checked(rows_path, ROLLOUT_FIELDS, STAND_IN_FIELDS)

@@ -32,16 +32,18 @@ Majority vote (self-consistency) needs only the samples themselves; it is the de
 from __future__ import annotations
 
 import math
+import numbers
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from course.paths import DATA_DIR
 from course.scorer import parse, score
+
+if TYPE_CHECKING:  # numpy's generator only in annotations: this module imports without numpy
+    import numpy as np
 
 Sample = dict[str, Any]
 """One candidate: `{sample_id, completion}` (and `policy_mode`, when the course's stand-in
@@ -79,7 +81,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
             for it is almost surely an off-by-one in the caller.
     """
     for name, value in (("n", n), ("c", c), ("k", k)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):  # numpy's too
             raise ValueError(f"pass_at_k: {name} must be an integer, got {value!r}")
     if n < 1:
         raise ValueError(f"pass_at_k: n must be at least 1 (no samples, no estimate), got n={n}")

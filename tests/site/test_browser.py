@@ -862,3 +862,118 @@ def test_the_palette_switch_is_a_visible_keyboard_stop(tab, site_url):
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => document.body.dataset.mdColorScheme !== {scheme!r}")
     assert watch.problems == []
+
+
+# -- Try-it boxes: the course's own Python in the page (issue 24) ----------------------------
+
+PYODIDE_MS = 120_000
+"""How long a first press may take to load Python (the wasm file is large, CI's CPU is shared);
+never a measurement: benchmarks/bench_try_it.py times it."""
+
+
+def press(page, box, action: str) -> str:
+    """Press a box's button and wait for its verdict; returns the box's status line."""
+    box.locator(f"button[data-action={action}]").click()
+    page.wait_for_function("box => ['done', 'error'].includes(box.dataset.state)",
+                           arg=box.element_handle(), timeout=PYODIDE_MS)
+    status = box.locator(".try-it-status").inner_text()
+    assert box.get_attribute("data-state") == "done", status
+    return status
+
+
+def table_rows(box) -> list[list[str]]:
+    return [[cell.inner_text() for cell in row.locator("td").all()]
+            for row in box.locator(".try-it-result tbody tr").all()]
+
+
+def pyodide_requests(page) -> int:
+    return page.evaluate("performance.getEntriesByType('resource')"
+                         ".filter(e => e.name.includes('/vendor/pyodide/')).length")
+
+
+def test_the_scorer_and_golden_boxes_show_what_score_decides(tab, site_url):
+    """M4 has both kinds of scorer box. Python loads only on the first press, from the site
+    itself; the verdict is `course score`'s explanation of `score()`; every near miss and every
+    golden case gets, in the page, the reward and code `score()` gives here; an Edit button
+    (pressed with the keyboard) puts its near miss in the box; axe still finds nothing."""
+    from course.data import load_golden
+    from course.explain import explain
+    from course.paths import DATA_DIR
+    from course.scorer import SCORER_VERSION, SPEC_DECISIONS, score
+
+    page, watch = tab
+    open_page(page, site_url + "lessons/m4-reward-as-spec/")
+    assert pyodide_requests(page) == 0                       # nothing loaded with the page
+    box = page.locator(".try-it[data-kind=scorer]").first
+    assert box.locator("textarea").input_value() == "Final: 0323"
+    press(page, box, "score")
+    assert pyodide_requests(page) >= 4                       # ... until the first press
+    assert box.locator(".try-it-version").inner_text() == f"scorer {SCORER_VERSION}"
+    verdict = score({"expected_answer": 323}, "Final: 0323")
+    assert box.locator(".try-it-verdict").inner_text() == "\n".join(explain(verdict,
+                                                                            "Final: 0323"))
+
+    press(page, box, "near-misses")
+    completions = {case: completion for case, completion, *_ in SPEC_DECISIONS
+                   if isinstance(completion, str)}
+    rows = table_rows(box)
+    assert [row[0] for row in rows] == list(completions)
+    for case, _, expected, reward, code, _, _ in rows:
+        result = score({"expected_answer": int(expected)}, completions[case])
+        assert (reward, code) == (f"{result['reward']:.1f}", result["details"]["code"]), case
+    box.get_by_role("button", name="Edit: trailing period").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("box => box.dataset.state === 'done' && "
+                           "box.querySelector('.try-it-verdict')", arg=box.element_handle())
+    assert box.locator("textarea").input_value() == "Final: 323."
+    assert "code not_an_integer" in box.locator(".try-it-verdict").inner_text()
+
+    golden = page.locator(".try-it[data-kind=golden]").first
+    status = press(page, golden, "golden")
+    cases = (load_golden(DATA_DIR / "golden" / "correct.jsonl")
+             + load_golden(DATA_DIR / "golden" / "exploits.jsonl"))
+    rows = table_rows(golden)
+    assert [row[1] for row in rows] == [case["id"] for case in cases], status
+    for case, (_, _, _, _, _, got, verdict) in zip(cases, rows, strict=True):
+        result = score(case, case["completion"])
+        assert got == f"{result['reward']:.1f} {result['details']['code']}", case["id"]
+        assert verdict == "pass", case["id"]
+    assert status.startswith(f"{len(cases)} of {len(cases)} cases pass"), status
+    assert axe_problems(page) == []
+    assert watch.problems == []
+
+
+def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, site_url,
+                                                                           tmp_path):
+    """Each exercise box: the stub is `not started`, the reference solution gets the report
+    `course check` prints for it (its first line names the file), and the text written in the
+    box is still there after a reload."""
+    from course.exercises import EXERCISES, STDLIB_CHECKERS, format_report, run_check
+
+    page, watch = tab
+    for name, checker in STDLIB_CHECKERS.items():
+        open_page(page, site_url + f"exercises/{name}/")
+        box = page.locator(".try-it[data-kind=exercise]")
+        assert press(page, box, "check").startswith("Checked: not started")
+        solution = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
+        box.locator("textarea").fill(solution)
+        press(page, box, "check")
+        (tmp_path / EXERCISES[name].file).write_text(solution)
+        report = format_report(run_check(EXERCISES[name], tmp_path / EXERCISES[name].file,
+                                         checker))
+        shown = box.locator(".try-it-verdict").inner_text()
+        assert shown.split("\n")[1:] == report.split("\n")[1:], shown
+        assert "status: passing" in shown and axe_problems(page) == []
+        page.reload(wait_until="networkidle")
+        assert page.locator(".try-it textarea").input_value() == solution
+    assert watch.problems == []
+
+
+def test_a_try_it_box_without_javascript_is_a_sentence_with_the_command(new_tabs, site_url):
+    """No JavaScript: each box is its sentence, naming the command that gives the verdict."""
+    page, watch = new_tabs(java_script_enabled=False).open()
+    page.goto(site_url + "lessons/m4-reward-as-spec/", wait_until="load")
+    static = page.locator(".try-it .try-it-static")
+    assert static.first.is_visible() and not page.locator(".try-it-live").first.is_visible()
+    assert "course score --expected 323 'Final: 0323'" in static.first.inner_text()
+    assert watch.problems == []

@@ -19,6 +19,7 @@ fences = load_hook("fences")
 figures = load_hook("figures")
 notebooks = load_hook("notebooks")
 search_index = load_hook("search_index")
+try_it = load_hook("try_it")
 
 NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "a & b", "x\ny",
          "Final: \u2212323", "Final:\u00a0323", "3\u200b23", "tab\there", "</td></tr></table>",
@@ -497,3 +498,61 @@ def test_the_api_reference_lists_every_module():
                if p.stem not in ("__init__", "__main__")}
     assert sorted(modules - listed) == [], "add these to docs/reference/api.md"
     assert sorted(listed - modules) == [], "these are listed but do not exist"
+
+
+# -- try_it: the Try-it boxes ------------------------------------------------------------------
+
+@pytest.mark.parametrize("completion", [text for text in NASTY if "\n" not in text])
+def test_a_try_it_box_holds_any_completion_as_text(completion):
+    """A completion in a box (one line of Markdown written by a teacher) is the textarea's text
+    and the command's argument, never markup; the box is one line, so Markdown keeps it whole."""
+    box = try_it.expand(f"```try-it\nscorer\ncompletion: {completion}\nexpected: 7\n```",
+                        "page.md")
+    assert "\n" not in box and "<script>" not in box and "<img" not in box
+    assert Parsed(box).tags <= {"div", "p", "strong", "code", "span", "label", "textarea",
+                                "input", "button"}
+
+
+def test_a_try_it_exercise_box_starts_from_the_stub():
+    box = try_it.expand("```try-it\nexercise\nname: spec_tests\n```", "page.md")
+    stub = (REPO / "workspace" / "spec_tests.py").read_text(encoding="utf-8")
+    assert "\n" not in box and stub.strip().split("\n")[0] in Parsed(box).text
+
+
+@pytest.mark.parametrize(("body", "said"), [("nonsense", "starts with one of"),
+                                            ("exercise\nname: kl", "need only the standard"),
+                                            ("exercise\nname: kata", "need only the standard")])
+def test_a_wrong_try_it_box_fails_the_build_naming_its_line(body, said):
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match=said) as raised:
+        try_it.expand(f"# Page\n\n```try-it\n{body}\n```\n", "docs/page.md")
+    assert "docs/page.md:3" in str(raised.value)
+
+
+def test_try_it_ships_the_python_the_boxes_import_and_never_a_kata_key():
+    """Every module course.tryit imports (itself included) is copied; nothing else of the
+    package and no teacher key."""
+    import ast
+
+    shipped = try_it.site_files()
+    names = {uri.removeprefix("src/course/").removesuffix(".py") for uri in shipped
+             if uri.startswith("src/course/")}
+    wanted, todo = {"__init__"}, ["tryit"]
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        tree = ast.parse((REPO / "src" / "course" / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.module is None:
+                continue
+            if node.module == "course":                  # from course import selection
+                todo += [alias.name for alias in node.names]
+            elif node.module.startswith("course."):      # from course.scorer import score
+                todo.append(node.module.removeprefix("course."))
+    assert names == wanted
+    assert all(path.is_file() for path in shipped.values())
+    assert not any("teacher" in uri for uri in shipped)
+

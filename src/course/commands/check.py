@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from course.check import EXERCISES, WORKSPACE, check, check_all, format_progress, format_report
+from course.check import WORKSPACE, check, check_all
 from course.commands.options import UsageError
+from course.exercises import EXERCISES, format_progress, format_report
 
 
 def register(subparsers: Any) -> None:
