@@ -14,6 +14,7 @@ downloadable.
   notebook is cached beside it (`cached_notebook`).
 - The lab kernels get CurveZMQ keys (`encrypt_kernel_traffic`), so ipykernel has no reason to
   print "Kernel is running over TCP without encryption" once per lab.
+- The scorer lab's page also carries a Try-it box (site_hooks/try_it.py) under its links.
 - Jupyter's prompts, the copy buttons and the download box are kept out of the search index
   (site_hooks/search_index.py tells the rest of what search finds).
 - Under `mkdocs serve` only, executed labs are cached: site_hooks/serve.py.
@@ -33,6 +34,7 @@ from mkdocs.plugins import event_priority, get_plugin_logger
 from mkdocs_jupyter import nbconvert2
 from mkdocs_jupyter import plugin as jupyter_plugin
 from nbconvert.exporters.html import HTMLExporter
+from try_it import box_html
 
 log = get_plugin_logger(__name__)
 
@@ -74,6 +76,14 @@ def download_box(stem: str) -> str:
     )
 
 
+def try_it_box(stem: str) -> str:
+    """The scorer lab's page carries a Try-it box under its download links (site_hooks/try_it.py):
+    the page only, never its `.ipynb`, which is the notebook as executed."""
+    if stem != "lab_scorer":
+        return ""
+    return box_html("scorer", {"completion": "Final: 0323", "expected": "323"}, number=1)
+
+
 def on_page_content(html: str, page, config, files) -> str:
     if not is_lab(page):
         return html
@@ -83,7 +93,8 @@ def on_page_content(html: str, page, config, files) -> str:
         log.warning(f"{page.file.src_uri}: the rendered notebook still loads from the network "
                     f"near {html[leftover.start():leftover.start() + 80]!r}")
     html = _NOT_SEARCHED.sub(r"\g<0> data-search-exclude", html)
-    box = download_box(Path(page.file.src_uri).stem)
+    stem = Path(page.file.src_uri).stem
+    box = download_box(stem) + try_it_box(stem)
     title_end = html.find("</h1>")  # after the notebook's title, when it has one
     if title_end < 0:
         return box + html

@@ -190,6 +190,7 @@ KERNEL = """
 import importlib.util, sys
 from jupyter_client.manager import start_new_kernel
 if sys.argv[1] == "hook":
+    sys.path.insert(0, sys.argv[2].rsplit("/", 1)[0])  # as mkdocs loads a hook: its shared code
     spec = importlib.util.spec_from_file_location("notebooks_hook", sys.argv[2])
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)

@@ -943,6 +943,40 @@ def test_the_scorer_and_golden_boxes_show_what_score_decides(tab, site_url):
     assert watch.problems == []
 
 
+def test_every_scorer_and_golden_box_on_every_page_gives_scores_verdict(tab, site_url,
+                                                                        built_site: Build):
+    """Every box a teacher placed, pressed where the reader meets it (the exercise boxes: the
+    next test): a scorer box shows `course score`'s explanation of its own completion, a golden
+    box passes every case. Python is fetched once and then comes from the browser's cache."""
+    from course.explain import explain
+    from course.scorer import score
+
+    pages = [path for path in site_pages(built_site.site)
+             if re.search(r'class="try-it" data-kind="(scorer|golden)"',
+                          page_file(built_site.site, path).read_text("utf-8"))]
+    assert {"lessons/m4-reward-as-spec/", "lessons/m5-red-team/", "labs/",
+            "labs/lab_scorer/"} <= set(pages), pages
+    page, watch = tab
+    pressed = 0
+    for path in pages:
+        open_page(page, site_url + path)
+        for box in page.locator(".try-it[data-kind=scorer]").all():
+            completion = box.locator("textarea").input_value()
+            expected = box.locator("input").input_value()
+            press(page, box, "score")
+            verdict = score({"expected_answer": int(expected)}, completion)
+            assert (box.locator(".try-it-verdict").inner_text()
+                    == "\n".join(explain(verdict, completion))), path
+            pressed += 1
+        for box in page.locator(".try-it[data-kind=golden]").all():
+            status = press(page, box, "golden")
+            rows = table_rows(box)
+            assert rows and all(row[-1] == "pass" for row in rows), (path, status)
+            pressed += 1
+    assert pressed >= 6, pressed
+    assert watch.problems == []
+
+
 def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, site_url,
                                                                            tmp_path):
     """Each exercise box: the stub is `not started`, the reference solution gets the report
