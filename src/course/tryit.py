@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from course.data import load_golden
 from course.exercises import EXERCISES, STDLIB_CHECKERS, format_report, run_check
 from course.explain import explain
 from course.formatting import short_literal
@@ -67,8 +68,7 @@ def golden_suites() -> str:
     larger than a JavaScript number holds exactly."""
     cases = []
     for suite in ("correct", "exploits"):
-        lines = (DATA_DIR / "golden" / f"{suite}.jsonl").read_text(encoding="utf-8").splitlines()
-        for row in map(json.loads, filter(str.strip, lines)):
+        for row in load_golden(DATA_DIR / "golden" / f"{suite}.jsonl"):
             result = score(row, row["completion"])
             want = ("correct", 1.0) if suite == "correct" else (row["expected_code"], 0.0)
             got = (result["details"]["code"], result["reward"])
