@@ -527,6 +527,13 @@ def run_title(name: str, manifest: Mapping[str, Any], heading: str = "") -> str:
     return f"{plain(name)} · {plain(heading or str(manifest.get('kind', 'run')))}"
 
 
+def folder_title(folder: Path, manifest: Mapping[str, Any]) -> str:
+    """`run_title` of a run folder, from the title of its README: the navigation's and the
+    runs index's name for it."""
+    note = str(manifest.get("note") or "")
+    return run_title(folder.name, manifest, Report.read(folder, note).title)
+
+
 def run_page(folder: Path) -> str:
     """The Markdown page for one run folder, as a report reads: what was run and why, the
     README's results (headline numbers, figures, failures with examples), figures it does not
@@ -607,7 +614,7 @@ def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
     for folder in folders:
         manifest = read_json(folder / "manifest.json")
         note = str(manifest.get("note") or "")
-        title = run_title(folder.name, manifest, Report.read(folder, note).title)
+        title = folder_title(folder, manifest)
         href = f"{folder.name}/" if directory_urls else f"{folder.name}/index.html"
         rows.append(f'<tr><td><a href="{esc(href)}">{esc(folder.name)}</a></td> '
                     f"<td><strong>{esc(title.split(' · ', 1)[1])}</strong><br>"
@@ -654,10 +661,8 @@ def _fill_nav(config: MkDocsConfig) -> None:
         if isinstance(entry, dict) and NAV_TITLE in entry:
             pages: list[Any] = [f"{SITE_FOLDER}/index.md"]
             for folder in run_folders(config):
-                manifest = read_json(folder / "manifest.json")
-                heading = Report.read(folder, str(manifest.get("note") or "")).title
-                pages.append({run_title(folder.name, manifest, heading):
-                              f"{SITE_FOLDER}/{folder.name}/index.md"})
+                title = folder_title(folder, read_json(folder / "manifest.json"))
+                pages.append({title: f"{SITE_FOLDER}/{folder.name}/index.md"})
             entry[NAV_TITLE] = pages
 
 

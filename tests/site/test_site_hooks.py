@@ -290,8 +290,7 @@ def test_every_run_has_a_title_that_says_what_it_measures():
     titles = {}
     for folder in RUNS:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        heading = run_pages.Report.read(folder, manifest["note"]).title
-        titles[folder.name] = run_pages.run_title(folder.name, manifest, heading)
+        titles[folder.name] = run_pages.folder_title(folder, manifest)
         assert titles[folder.name].startswith(f"{folder.name} · ")
     measures = [title.split(" · ", 1)[1] for title in titles.values()]
     assert len(set(measures)) == len(measures), titles
