@@ -30,6 +30,7 @@ one is a visible decision.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -37,14 +38,27 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _fences_hook() -> ModuleType:
+    """site_hooks/fences.py, the site's one reader of fences, imported by its path."""
+    spec = importlib.util.spec_from_file_location("site_hook_fences",
+                                                  REPO / "site_hooks" / "fences.py")
+    assert spec is not None and spec.loader is not None
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fenced_blocks = _fences_hook().fenced_blocks
 PAGES = [*sorted(path.relative_to(REPO).as_posix() for path in (REPO / "docs").rglob("*.md")),
          "README.md"]
 # The repository's own environment; a git worktree without one uses the environment running us.
@@ -59,7 +73,6 @@ MARKED = sorted([
 ])
 
 SHELLS = {"bash", "sh", "shell", "console"}
-FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*\{?\.?(?P<lang>[\w-]*)")
 MARKER = re.compile(r"<!--\s*not run by the tests(?P<reason>.*?)-->")
 SPAN = re.compile(r"`([^`\n]+(?:\n[^`\n]+)*)`")  # an inline code span: it may wrap a line
 COMMAND = re.compile(r"^(?:\.venv/bin/)?course \S+ \S")
@@ -97,45 +110,20 @@ class Collected:
     errors: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Fence:
-    """A fenced block of any language."""
-
-    opening: int    # the index of the fence's opening line
-    closing: int    # the index of its closing line
-    lang: str
-    body: str       # de-indented
-
-
-def fences(lines: list[str]) -> Iterator[Fence]:
-    """Every fenced block, at any indentation (an admonition's or a tab's body)."""
-    number = 0
-    while number < len(lines):
-        opening = FENCE.match(lines[number])
-        if opening:
-            indent, closing = len(opening["indent"]), number + 1
-            while closing < len(lines) and lines[closing].strip() != opening["fence"]:
-                closing += 1
-            body = "\n".join(line[indent:] for line in lines[number + 1:closing])
-            yield Fence(number, closing, opening["lang"], body)
-            number = closing
-        number += 1
-
-
 def collect(page: str, text: str, covered_lines: set[str]) -> Collected:
     """Sort a page's commands; `covered_lines` are the commands scripts/test.sh runs."""
     lines = text.split("\n")
     found = Collected()
     prose = list(lines)        # the page without its fenced blocks, line numbers kept
     markers_used: set[int] = set()
-    for fence in fences(lines):
-        prose[fence.opening:fence.closing + 1] = [""] * (fence.closing + 1 - fence.opening)
-        if fence.lang not in SHELLS:
+    for fence in fenced_blocks(lines):
+        prose[fence.open:fence.close + 1] = [""] * (fence.close + 1 - fence.open)
+        if (fence.words() or [""])[0] not in SHELLS:
             continue
-        block = Command(page, fence.opening + 2, fence.body)
-        marker = MARKER.search(lines[fence.opening - 1]) if fence.opening else None
+        block = Command(page, fence.open + 2, fence.code(lines))
+        marker = MARKER.search(lines[fence.open - 1]) if fence.open else None
         if marker:
-            markers_used.add(fence.opening - 1)
+            markers_used.add(fence.open - 1)
             found.marked.append((block, marker["reason"].lstrip(":").strip()))
         elif block.lines() and set(block.lines()) <= covered_lines:
             found.covered.append(block)

@@ -12,29 +12,23 @@ import re
 from pathlib import Path
 
 import pytest
-from sitebuild import REPO
+from sitebuild import REPO, load_hook
 
 LESSONS = sorted((REPO / "docs" / "lessons").glob("*.md"))
 SITTING_MINUTES = 45
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 8
 
-_FENCE = re.compile(r"\s*(`{3,}|~{3,})")
+fenced_blocks = load_hook("fences").fenced_blocks
 
 
 def minutes(markdown: str) -> float:
     """Estimated minutes to read `markdown` and run its code blocks."""
-    text = re.sub(r"<!--.*?-->", "", markdown, flags=re.S)
-    words = code_lines = 0
-    fence = ""                      # the open fence's characters while inside a code block
-    for line in text.split("\n"):
-        opening = _FENCE.match(line)
-        if opening and (not fence or opening[1].startswith(fence)):
-            fence = "" if fence else opening[1]
-        elif fence:
-            code_lines += 1
-        else:
-            words += len(line.split())
+    lines = re.sub(r"<!--.*?-->", "", markdown, flags=re.S).split("\n")
+    fences = [range(fence.open, fence.close + 1) for fence in fenced_blocks(lines)]
+    code_lines = sum(len(fence) - 2 for fence in fences)      # without the fence lines
+    in_code = {number for fence in fences for number in fence}
+    words = sum(len(line.split()) for number, line in enumerate(lines) if number not in in_code)
     return words / WORDS_PER_MINUTE + code_lines / CODE_LINES_PER_MINUTE
 
 
