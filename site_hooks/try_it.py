@@ -17,6 +17,13 @@ A teacher writes a box as a fenced block whose first line names its kind::
     name: spec_tests
     ```
 
+Each line after the kind is `field: value`; `FIELDS` lists each kind's fields, what a value
+must be and its default. The parsing is strict (`read_box`): an unknown field (the closest known
+one is suggested), a value of the wrong kind, a line without its colon, a field given twice or a
+required one left out is an error naming the page, the line and the field, which fails the
+build; `problems` finds them without a build (scripts/check_page.py, run by
+scripts/test_page.sh).
+
 `scorer` is a completion and an expected answer to edit and score, with the spec's near misses
 a click away; `golden` runs both golden suites; `exercise` is an exercise of `course check` to
 write and check in the page, for those whose check needs only the standard library
@@ -33,12 +40,16 @@ site is public. Pyodide itself is vendored from npm by site_hooks/vendor_assets.
 
 from __future__ import annotations
 
+import difflib
 import html
 import json
+import re
 import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from fences import fenced_blocks
+from fences import Fence, fenced_blocks
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -46,6 +57,7 @@ from mkdocs.structure.files import File, Files
 import course
 from course.exercises import EXERCISES, STDLIB_CHECKERS
 from course.paths import DATA_DIR, REPO_ROOT
+from course.scorer import read_integer
 
 FOLDER = "assets/try-it"
 PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryit.py",
@@ -54,7 +66,35 @@ PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryi
 """The modules the boxes import (course.tryit and what it imports): standard library only."""
 DATA_FILES = ("golden/correct.jsonl", "golden/exploits.jsonl",  # the golden suites, red_team
               "problems/dev.jsonl", "selection/pack_n8.jsonl")      # pick_best's real packs
-KINDS = ("scorer", "golden", "exercise")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a box: what its value must be (said in errors and in the teacher's guide),
+    its value when the box leaves it out (None: the box must give it), and its check."""
+
+    must_be: str
+    default: str | None
+    accepts: Callable[[str], bool]
+
+
+FIELDS: dict[str, dict[str, Field]] = {
+    "scorer": {
+        "completion": Field("any text on one line", "Final: 323", lambda value: True),
+        "expected": Field("an integer as the spec writes one (ASCII digits, an optional -, no + "
+                          "and no leading zeros)", "323",
+                          lambda value: read_integer(value) is not None)},
+    "golden": {},
+    "exercise": {
+        "name": Field(f"one of {', '.join(STDLIB_CHECKERS)} (the checks that need only the "
+                      "standard library)", None, STDLIB_CHECKERS.__contains__)},
+}
+"""Each kind of box, by its first line -> its fields, by name."""
+_FIELD_LINE = re.compile(r"(?P<name>[A-Za-z_][\w-]*)[ \t]*:(?P<value>.*)")
+
+
+class BoxError(ValueError):
+    """A wrong box, in one line: `page:line: what is wrong`."""
 
 
 def site_files() -> dict[str, Path]:
@@ -114,8 +154,7 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
         controls = ('<button type="button" class="md-button" data-action="golden">'
                     "Run the golden suites</button>")
     else:
-        completion, expected = fields.get("completion", "Final: 323"), fields.get("expected",
-                                                                                  "323")
+        completion, expected = fields["completion"], fields["expected"]
         command = f"course score --expected {expected} {shlex.quote(completion)}"
         static = ("This box runs the course's scorer in your browser, and needs JavaScript. "
                   f"Without it, the same verdict is one command away: <code>{_field(command)}"
@@ -142,21 +181,82 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
             '<div class="try-it-result"></div></div></div>')
 
 
-def expand(markdown: str, where: str) -> str:
-    """`markdown` with each ```try-it block replaced by its box."""
+def _closest(word: str, known: list[str]) -> str:
+    """` (did you mean 'x'?)` for the known word closest to `word`, if one is close."""
+    close = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def read_box(fence: Fence, lines: list[str], where: str) -> tuple[str, dict[str, str]]:
+    """The kind of the box in `fence` and its fields, each left out filled with its default;
+    a `BoxError` naming the page (`where`), the line and the field if the box is wrong."""
+    body = [(fence.open + 2 + offset, line.strip())
+            for offset, line in enumerate(fence.code(lines).split("\n")) if line.strip()]
+    (number, kind), *rest = body or [(fence.open + 1, "")]
+    if kind not in FIELDS:
+        raise BoxError(f"{where}:{number}: a try-it box starts with its kind, one of "
+                       f"{', '.join(FIELDS)}, not {kind!r}{_closest(kind, list(FIELDS))}")
+    known = FIELDS[kind]
+    fields_are = f"its fields are {', '.join(known)}" if known else "it has no fields"
+
+    def wrong(number: int, what: str) -> BoxError:
+        return BoxError(f"{where}:{number}: try-it {kind} box: {what}")
+
+    given: dict[str, tuple[int, str]] = {}
+    for number, line in rest:
+        match = _FIELD_LINE.fullmatch(line)
+        if match is None:
+            first = line.split(maxsplit=1)[0]
+            raise wrong(number, f"{line!r} is not `field: value`, a colon is missing"
+                                f"{_closest(first, list(known))}; {fields_are}")
+        name, value = match["name"], match["value"].strip()
+        if name not in known:
+            raise wrong(number, f"unknown field {name!r}{_closest(name, list(known))}; "
+                                f"{fields_are}")
+        if name in given:
+            raise wrong(number, f"field {name!r} is given twice (first on line "
+                                f"{given[name][0]})")
+        if not known[name].accepts(value):
+            raise wrong(number, f"field {name!r} must be {known[name].must_be}, not {value!r}")
+        given[name] = number, value
+    fields = {}
+    for name, field in known.items():
+        if name in given:
+            fields[name] = given[name][1]
+        elif field.default is not None:
+            fields[name] = field.default
+        else:
+            raise wrong(fence.open + 1, f"field {name!r} is missing: write `{name}: ` and "
+                                        f"{field.must_be}")
+    return kind, fields
+
+
+def _boxes(lines: list[str]) -> list[Fence]:
+    """The ```try-it blocks of a page."""
+    return [fence for fence in fenced_blocks(lines) if fence.words()[:1] == ["try-it"]]
+
+
+def problems(markdown: str, where: str) -> list[str]:
+    """Every wrong box of the page `markdown` (named `where`), one line each, as the build would
+    fail on it: what `scripts/test_page.sh` reports, without a build."""
     lines = markdown.split("\n")
-    boxes = [fence for fence in fenced_blocks(lines) if fence.words()[:1] == ["try-it"]]
-    for number, fence in reversed(list(enumerate(boxes, start=1))):
-        body = [line.strip() for line in fence.code(lines).split("\n") if line.strip()]
-        kind = body[0] if body else ""
-        if kind not in KINDS:
-            raise PluginError(f"{where}:{fence.open + 1}: a try-it block starts with one of "
-                              f"{', '.join(KINDS)}, not {kind!r}")
-        fields = dict(line.split(": ", 1) for line in body[1:] if ": " in line)
-        if kind == "exercise" and fields.get("name") not in STDLIB_CHECKERS:
-            raise PluginError(f"{where}:{fence.open + 1}: a try-it exercise is named with "
-                              f"`name: ` and one of {', '.join(STDLIB_CHECKERS)} (the checks "
-                              f"that need only the standard library), not {fields.get('name')!r}")
+    found = []
+    for fence in _boxes(lines):
+        try:
+            read_box(fence, lines, where)
+        except BoxError as error:
+            found.append(str(error))
+    return found
+
+
+def expand(markdown: str, where: str) -> str:
+    """`markdown` with each ```try-it block replaced by its box; a wrong box fails the build."""
+    lines = markdown.split("\n")
+    for number, fence in reversed(list(enumerate(_boxes(lines), start=1))):
+        try:
+            kind, fields = read_box(fence, lines, where)
+        except BoxError as error:
+            raise PluginError(str(error)) from None
         lines[fence.open:fence.close + 1] = [fence.indent + box_html(kind, fields, number)]
     return "\n".join(lines)
 

@@ -518,15 +518,34 @@ def test_a_try_it_exercise_box_starts_from_the_stub():
     assert "\n" not in box and stub.strip().split("\n")[0] in Parsed(box).text
 
 
-@pytest.mark.parametrize(("body", "said"), [("nonsense", "starts with one of"),
-                                            ("exercise\nname: kl", "need only the standard"),
-                                            ("exercise\nname: kata", "need only the standard")])
-def test_a_wrong_try_it_box_fails_the_build_naming_its_line(body, said):
+@pytest.mark.parametrize(("body", "said"), [
+    ("nonsense", "docs/page.md:4: a try-it box starts with its kind, one of scorer, golden, "
+                 "exercise, not 'nonsense'"),
+    ("scorer\ncompletoin: Final: 12", "docs/page.md:5: try-it scorer box: unknown field "
+                                      "'completoin' (did you mean 'completion'?)"),
+    ("scorer\nexpected: twelve", "docs/page.md:5: try-it scorer box: field 'expected' must be "
+                                 "an integer as the spec writes one"),
+    ("scorer\nexpected 12", "docs/page.md:5: try-it scorer box: 'expected 12' is not "
+                            "`field: value`, a colon is missing"),
+    ("scorer\nexpected: 12\n\nexpected: 13", "docs/page.md:7: try-it scorer box: field "
+                                             "'expected' is given twice (first on line 5)"),
+    ("exercise", "docs/page.md:3: try-it exercise box: field 'name' is missing"),
+    ("exercise\nname: kl", "need only the standard"),
+    ("exercise\nname: kata", "need only the standard"),
+])
+def test_a_wrong_try_it_box_fails_the_build_naming_its_line_and_field(body, said):
     from mkdocs.exceptions import PluginError
 
-    with pytest.raises(PluginError, match=said) as raised:
-        try_it.expand(f"# Page\n\n```try-it\n{body}\n```\n", "docs/page.md")
-    assert "docs/page.md:3" in str(raised.value)
+    page = f"# Page\n\n```try-it\n{body}\n```\n"
+    with pytest.raises(PluginError) as raised:
+        try_it.expand(page, "docs/page.md")
+    assert said in str(raised.value) and "\n" not in str(raised.value)
+    assert try_it.problems(page, "docs/page.md") == [str(raised.value)]   # the same, no build
+
+
+def test_a_try_it_box_left_without_fields_shows_the_defaults():
+    box = try_it.expand("```try-it\nscorer\n```", "page.md")
+    assert "course score --expected 323 &#x27;Final: 323&#x27;" in box
 
 
 def test_try_it_ships_the_python_the_boxes_import_and_never_a_kata_key():
