@@ -18,7 +18,7 @@ import pytest
 from course import data, datagen
 from course.commands import data as data_command
 from course.data import DataError
-from course.paths import DATA_DIR, display_path, sha256_file
+from course.paths import DATA_DIR, REPO_ROOT, display_path, sha256_file
 from course.scorer import SCORER_VERSION, parse, score
 
 DEV = DATA_DIR / "problems" / "dev.jsonl"
@@ -26,9 +26,9 @@ HOLDOUT = DATA_DIR / "problems" / "holdout.jsonl"
 FROZEN = DATA_DIR / "rollouts" / "frozen_v1.jsonl"
 PACK = DATA_DIR / "selection" / "pack_n8.jsonl"
 KATA = DATA_DIR / "kata" / "kata_m0.jsonl"
-KEY = DATA_DIR / "kata" / "teacher_key_m0.json"
 KATA_M5 = DATA_DIR / "kata" / "kata_m5.jsonl"
-KEY_M5 = DATA_DIR / "kata" / "teacher_key_m5.json"
+KEY_DIR = REPO_ROOT / "teacher" / "kata"  # the teacher's copy only: a student copy has no teacher/
+KEY, KEY_M5 = KEY_DIR / "teacher_key_m0.json", KEY_DIR / "teacher_key_m5.json"
 
 # -- loaders: every error names file, line and field --------------------------------------------
 
@@ -400,23 +400,21 @@ def test_designed_prompts_where_majority_vote_and_best_of_n_disagree(pack):
 
 # -- the kata ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(
-    ("kata_path", "key_path", "prefix", "split", "min_changes"),
-    [(KATA, KEY, "kata", {"model_failure": 4, "verifier_bug": 2, "ambiguous_spec": 2,
-                          "reward_hack": 2}, 6),
-     (KATA_M5, KEY_M5, "m5", {"model_failure": 3, "verifier_bug": 3, "ambiguous_spec": 2,
-                              "reward_hack": 2}, 7)],
-    ids=["m0", "m5"],
-)
-def test_kata_split_ids_and_recorded_rewards(kata_path, key_path, prefix, split, min_changes):
-    """Ten examples per kata, causes as documented, shuffled. A record by the scorer of the
-    time is right for model failures and ambiguity; a verifier bug or a hack was recorded by an
-    older or weaker scorer, so re-scoring it today changes the reward."""
+@pytest.mark.skipif(not KEY_DIR.is_dir(), reason="the kata keys are in teacher/kata/, which "
+                    "the students' copy leaves out")
+@pytest.mark.parametrize(("kata_path", "key_path", "prefix"),
+                         [(KATA, KEY, "kata"), (KATA_M5, KEY_M5, "m5")], ids=["m0", "m5"])
+def test_kata_split_ids_and_recorded_rewards(kata_path, key_path, prefix):
+    """The key has one entry per example, in order, ids numbered from 01; every cause appears
+    at least twice and the causes are shuffled. A record by the scorer of the time is right for
+    model failures and ambiguity; a verifier bug or a hack was recorded by an older or weaker
+    scorer, so re-scoring it today changes the reward."""
     kata, key = data.load_kata(kata_path), data.load_kata_key(key_path)
-    assert [k["id"] for k in kata] == list(key) == [f"{prefix}-{i:02d}" for i in range(1, 11)]
+    ids = [k["id"] for k in kata]
+    assert ids == list(key) == [f"{prefix}-{i:02d}" for i in range(1, len(ids) + 1)]
     causes = [key[k["id"]]["cause"] for k in kata]
-    assert Counter(causes) == split
-    assert sum(a != b for a, b in itertools.pairwise(causes)) >= min_changes  # not grouped
+    assert min(Counter(causes)[cause] for cause in data.KATA_CAUSES) >= 2
+    assert sum(a != b for a, b in itertools.pairwise(causes)) >= len(ids) // 2  # not grouped
     for example, cause in zip(kata, causes, strict=True):
         now = score(example, example["completion"])
         recorded = (example["reward"], example["code"])

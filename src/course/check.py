@@ -7,8 +7,10 @@ states the inputs, the outputs and the rule, and a clearly marked block to fill 
     raise NotImplementedError(...)
     # --- END OF YOUR CODE ---
 
-A check loads that file fresh, by its path (never a cached import), runs a table of real cases
-against an independent reference from the course (the tie rule of `course.selection.pick_best`,
+A check runs that file fresh, by its path (never a cached import), in a separate process
+(`course.sandbox`: a time and a memory limit, the student's prints discarded, values back as
+plain data), and compares what it returns, in THIS process, on a table of real cases with an
+independent reference from the course (the tie rule of `course.selection.pick_best`,
 the softmax gradient of `course.bandit`, returns worked out by hand, `course.kl.kl_divergence`,
 the strict scorer and the weak rubrics, the kata answer keys) and returns a `Report` with one
 of four statuses:
@@ -18,8 +20,9 @@ of four statuses:
 - `passing`: every case agrees with the reference;
 - `failing`: some case disagrees; the report shows each case's input, what was expected and
   what the student's code gave, with a hint;
-- `error`: the student's code raised something else (or the file does not load); the report
-  names the exception and the line of the STUDENT's file, without a traceback.
+- `error`: the student's code raised something else (or the file does not load, exits, or runs
+  out of time or memory); the report names the exception and the line of the STUDENT's file,
+  without a traceback. A checker that fails (a bug of the course) is an error too, in one line.
 
 `course check NAME` prints one report; `course check --all` (or just `course check`) prints the
 progress table. Exit code 0 when every exercise checked is passing, 1 otherwise, 2 when the
@@ -30,8 +33,12 @@ checks the reference solutions.
 The registry, loading and calling the student's code, the report, its printer and the checkers
 that need only the standard library (pick_best, spec_tests, red_team) live in
 `course.exercises`, which the site also runs in the browser. This module reads top to bottom:
-calling the student's code under numpy; the checkers that need numpy, and the kata's; running a
-check by name.
+comparing numbers; the checkers that need numpy, and the kata's; running a check by name.
+
+The kata's answer keys live in `teacher/kata/` (`KEY_DIR`), which the students' copy leaves
+out: with a key, `course check kata` compares the labels with it; without one, it checks that
+every example is labelled with a known cause and has a fix, and says the teacher grades the
+labels.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from course import bandit, exercises, kl
+from course import bandit, kl
 from course.data import KATA_CAUSES, DataError, load_kata, load_kata_key
 from course.datagen import INSTRUCTION
 from course.exercises import (
@@ -56,6 +63,7 @@ from course.exercises import (
     NotStarted,
     Report,
     _attribute,
+    _call,
     _function,
     _hang,
     _num,
@@ -67,20 +75,16 @@ from course.exercises import (
 # The printers, re-exported: students import them from here, with check() (docs/exercises/).
 from course.exercises import format_progress as format_progress
 from course.exercises import format_report as format_report
-from course.paths import DATA_DIR, REPO_ROOT
+from course.paths import DATA_DIR, REPO_ROOT, display_path
+from course.sandbox import DEFAULT_LIMITS, Limits, sandboxed
 
 WORKSPACE = REPO_ROOT / "workspace"
 """The student's folder. Reference solutions live under `teacher/solutions/`, same file names."""
+KEY_DIR = REPO_ROOT / "teacher" / "kata"
+"""The kata's answer keys, `teacher_key_<which>.json`: the teacher's copy only."""
 
 
-# -- 1. calling the student's code -----------------------------------------------------------------
-
-def _call(case: str, function: Callable[..., Any], *args: Any) -> Any:
-    """`course.exercises._call`, with numpy's floating-point warnings off: an overflow shows up
-    in the case's result instead."""
-    with np.errstate(all="ignore"):
-        return exercises._call(case, function, *args)
-
+# -- 1. comparing numbers --------------------------------------------------------------------------
 
 def _close(got: Any, want: float) -> bool:
     """Equal within 1e-9 (relative or absolute); inf only matches inf."""
@@ -268,7 +272,8 @@ def check_kl(module: ModuleType) -> list[Case]:
 
 
 # kata and kata_m5 (M0, M5). Reference: the teacher's key, revealed one entry at a time, and
-# only for an example the student has labelled.
+# only for an example the student has labelled. Without the key (the students' copy), only
+# completeness: every example labelled with a known cause, with a fix.
 def _kata_text(example: Mapping[str, Any]) -> str:
     """Two lines: the prompt (without the format instruction), then what was recorded."""
     version = f" by {example['scorer_version']}" if "scorer_version" in example else ""
@@ -277,38 +282,66 @@ def _kata_text(example: Mapping[str, Any]) -> str:
             f"reward {example['reward']:.1f}, {example['code']}{version}")
 
 
+NO_KEY = "labels graded by your teacher, whose copy has the key"
+"""The case that says, in the students' copy, that only completeness was checked."""
+
+
+def _kata_key(which: str, ids: list[str]) -> dict[str, Any] | None:
+    """The key of kata `which`, or None when this copy has none; a kata item the key does not
+    cover is a DataError naming the item (a problem of the course, not of the student)."""
+    path = KEY_DIR / f"teacher_key_{which}.json"
+    if not path.is_file():
+        return None
+    key = load_kata_key(path)
+    for kata_id in ids:
+        if kata_id not in key:
+            raise DataError(path, None, kata_id, "the kata has this item but the key has no "
+                            "entry for it: add one")
+    return key
+
+
+def _kata_case(example: Mapping[str, Any], label: Any, fix: Any,
+               answer: Mapping[str, str] | None) -> Case:
+    """One example's case: against the key's `answer`, or (None: no key) for completeness."""
+    kata_id, given = example["id"], _kata_text(example)
+    has_fix = isinstance(fix, str) and bool(fix.strip())
+    if label is None:
+        return Case(kata_id, False, given, got="not labelled yet",
+                    note="Label it to see the key for this example." if answer else "")
+    if not isinstance(label, str) or label not in KATA_CAUSES:
+        return Case(kata_id, False, given, f"one of: {', '.join(KATA_CAUSES)}", repr(label))
+    if answer is None:
+        return Case(kata_id, has_fix, given, "a cause, with a fix in FIXES",
+                    label if has_fix else f"{label}, no fix written")
+    if label != answer["cause"]:
+        return Case(kata_id, False, given, answer["cause"], label,
+                    f"Why: {answer['why']}\nSuggested fix: {answer['fix']}")
+    if not has_fix:
+        return Case(kata_id, False, given, f"{label}, with a fix in FIXES",
+                    f"{label}, no fix written",
+                    "Your label agrees with the key; now propose a concrete fix.")
+    return Case(kata_id, True, given, answer["cause"], label)
+
+
 def check_kata(which: str, module: ModuleType) -> list[Case]:
     kata = load_kata(DATA_DIR / "kata" / f"kata_{which}.jsonl")
-    key = load_kata_key(DATA_DIR / "kata" / f"teacher_key_{which}.json")
+    ids = [example["id"] for example in kata]
+    key = _kata_key(which, ids)
     labels = _attribute(module, "LABELS", dict)
     fixes = _attribute(module, "FIXES", dict)
     if all(label is None for label in labels.values()):
         examples = "\n".join(_hang(f"{example['id']:<9}", _kata_text(example))
                              for example in kata)
         raise NotStarted(f"No example is labelled yet. The examples to label:\n{examples}")
-    cases = []
-    for example in kata:
-        kata_id, label, fix = example["id"], labels.get(example["id"]), fixes.get(example["id"])
-        answer, given = key[kata_id], _kata_text(example)
-        if label is None:
-            cases.append(Case(kata_id, False, given, got="not labelled yet",
-                              note="Label it to see the key for this example."))
-        elif not isinstance(label, str) or label not in KATA_CAUSES:
-            cases.append(Case(kata_id, False, given, f"one of: {', '.join(KATA_CAUSES)}",
-                              repr(label)))
-        elif label != answer["cause"]:
-            cases.append(Case(kata_id, False, given, answer["cause"], label,
-                              f"Why: {answer['why']}\nSuggested fix: {answer['fix']}"))
-        elif not (isinstance(fix, str) and fix.strip()):
-            cases.append(Case(kata_id, False, given, f"{label}, with a fix in FIXES",
-                              f"{label}, no fix written",
-                              "Your label agrees with the key; now propose a concrete fix."))
-        else:
-            cases.append(Case(kata_id, True, given, answer["cause"], label))
-    unknown = sorted(set(labels) - set(key))
+    cases = [_kata_case(example, labels.get(example["id"]), fixes.get(example["id"]),
+                        None if key is None else key[example["id"]]) for example in kata]
+    unknown = sorted(set(labels) - set(ids), key=repr)
     if unknown:
-        cases.append(Case("LABELS has only the kata's ids", False, expected=", ".join(key),
+        cases.append(Case("LABELS has only the kata's ids", False, expected=", ".join(ids),
                           got=f"also {', '.join(map(repr, unknown))}"))
+    if key is None:
+        cases.append(Case(NO_KEY, True, got=f"{display_path(KEY_DIR)} is not in this copy: "
+                          "only completeness is checked here"))
     return cases
 
 
@@ -325,8 +358,9 @@ CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
 
 # -- 3. running a check ----------------------------------------------------------------------------
 
-def check(name: str, workspace: Path | str = WORKSPACE) -> Report:
-    """Check one exercise in `workspace` (the student's folder) and return its report.
+def check(name: str, workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT_LIMITS) -> Report:
+    """Check one exercise in `workspace` (the student's folder) and return its report; the
+    student's file runs in a sandbox with `limits`.
 
     Raises `DataError` when the workspace folder does not exist (a usage error, exit code 2),
     and `KeyError` for an unknown exercise name.
@@ -335,10 +369,11 @@ def check(name: str, workspace: Path | str = WORKSPACE) -> Report:
     if not workspace.is_dir():
         raise DataError(workspace, None, None, "workspace folder not found")
     # as given: a report names the file as the student wrote it
-    return run_check(exercise, workspace / exercise.file, CHECKERS[name])
+    return run_check(exercise, workspace / exercise.file, CHECKERS[name],
+                     partial(sandboxed, limits=limits))
 
 
-def check_all(workspace: Path | str = WORKSPACE) -> list[Report]:
+def check_all(workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT_LIMITS) -> list[Report]:
     """Every exercise's report, in course order."""
-    return [check(name, workspace) for name in EXERCISES]
+    return [check(name, workspace, limits) for name in EXERCISES]
 

@@ -17,7 +17,7 @@ Schemas (field: type):
   `note: str`, and in the exploit suite `exploit_class: str` (one of `EXPLOIT_CLASSES`) and
   `expected_code: str` (the scorer code the exploit must get)
 - kata (`data/kata/*.jsonl`): `id`, `prompt`, `expected_answer`, `completion`, `reward`, `code`
-- kata key (`data/kata/teacher_key_*.json`, one JSON object): kata id ->
+- kata key (`teacher/kata/teacher_key_*.json`, the teacher's copy only; one JSON object): kata id ->
   `{cause: one of KATA_CAUSES, why: str, fix: str}`
 - provenance (`data/provenance.json`): how each file was made; read one entry with `provenance`
 

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from course.data import Record, load_golden, load_kata, load_kata_key
+from course.data import Record, load_golden, load_kata
 from course.jsonfiles import ascii_jsonl_bytes, json_bytes
 from course.paths import DATA_DIR, display_path, sha256_bytes
 
@@ -597,15 +597,9 @@ HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
                                            "rubric might reward; each must score 0"),
     "kata/kata_m0.jsonl": (load_kata, "hand-written debugging kata (Milestone 0): 10 scored "
                                       "examples as recorded at the time"),
-    "kata/teacher_key_m0.json": (load_kata_key, "hand-written answer key for the kata; "
-                                                "ships with the student copy, revealed by "
-                                                "`course check kata` entry by entry"),
     "kata/kata_m5.jsonl": (load_kata, "hand-written harder debugging kata (Milestone 5): 10 "
                                       "scored examples, each with the scorer_version that "
                                       "recorded it"),
-    "kata/teacher_key_m5.json": (load_kata_key, "hand-written answer key for the Milestone 5 "
-                                                "kata; ships with the student copy, revealed "
-                                                "by `course check kata_m5` entry by entry"),
 }
 
 
@@ -756,11 +750,11 @@ Full sha256 values, sampling settings, mode counts and the designed selection ca
   `exploit_class` (the closed set is `course.data.EXPLOIT_CLASSES`).
 - `kata/`: the debugging kata (hand-written). `kata_m0.jsonl` (Milestone 0) holds the scored
   examples as recorded by the scorer used at the time; `kata_m5.jsonl` (Milestone 5, harder)
-  also names that scorer in an extra `scorer_version` field. `teacher_key_m*.json` are the
-  answer keys. They ship with the student copy (`git archive` leaves out only `teacher/`):
-  `course check kata` and `course check kata_m5` reveal an entry only after the student has
-  labelled it, and nothing stops a student from opening the file. An honour system: the kata
-  is practice, graded by the teacher reading the student's reasons, not by the key.
+  also names that scorer in an extra `scorer_version` field. The answer keys are not here:
+  they are `teacher/kata/teacher_key_m*.json`, which the students' copy leaves out (`git
+  archive` skips `teacher/`). With the key, `course check kata` and `course check kata_m5`
+  reveal an entry only after the student has labelled it; without it they check that every
+  example is labelled and has a fix, and the teacher grades the labels.
 
 The sampling settings recorded in `provenance.json` (temperature {NOMINAL_TEMPERATURE},
 top_p {NOMINAL_TOP_P}) are labels that describe the stand-in; they were never passed to a model.

@@ -7,9 +7,15 @@ the same code:
 
 - the registry of exercises (`EXERCISES`) and what a check reports (`Case`, `Report`);
 - loading the student's file fresh, from its source text, and calling the student's code
-  (`load_student_file`, `_call`);
+  (`load_student_file`, `_call`); what an error in the student's code reports (`StudentError`,
+  `Raised`, `student_line`);
 - the checkers of `pick_best` (M0.5), `spec_tests` (M4) and `red_team` (M5);
 - running one checker on one file (`run_check`), and the report printer (`format_report`).
+
+`run_check` loads the file in this process by default (`loaded_here`): that is what the
+browser's self-check does, in Pyodide's one interpreter. `course check` grades instead:
+`course.sandbox` runs the file in a separate process and hands the checker a stand-in for the
+module, whose values come back as plain data.
 
 `course.check` adds the checkers that need numpy (reinforce_step, trajectory_return, kl) and
 the kata's, whose answer key the site never ships.
@@ -21,7 +27,8 @@ import copy
 import importlib.util
 import textwrap
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -109,15 +116,36 @@ class Broken(Exception):
     """The file's shape is wrong (a renamed function, a list that is not a list...)."""
 
 
+class Raised(Exception):
+    """An exception the student's code raised in another process (`course.sandbox`), brought
+    back as data: its type's name, its message, and the line of the student's file."""
+
+    def __init__(self, type_name: str, message: str, line: int | None, text: str):
+        super().__init__(message)
+        self.type_name, self.line, self.text = type_name, line, text
+
+
+class Aborted(BaseException):
+    """The student's process was stopped (time limit, exit, a reply that is not the protocol):
+    the check cannot go on. A BaseException, so that `_call` does not take it for an exception
+    of the student's code; `run_check` reports it as an error."""
+
+
 class StudentError(Exception):
     """The student's code raised an unexpected exception while `case` was being checked."""
 
     def __init__(self, error: BaseException, case: str):
-        super().__init__(f"{type(error).__name__}: {error}")
+        name = error.type_name if isinstance(error, Raised) else type(error).__name__
+        super().__init__(f"{name}: {error}")
         self.error, self.case = error, case
 
 
 LOADING = "loading the file"  # the "case" named when the file itself fails to run
+
+
+def unwritten_at_load(path: Path) -> NotStarted:
+    """What a file that raises NotImplementedError as it loads is: not started."""
+    return NotStarted(f"{display_path(path)} raises NotImplementedError as it loads")
 
 
 def load_student_file(path: Path) -> ModuleType:
@@ -132,10 +160,22 @@ def load_student_file(path: Path) -> ModuleType:
     try:
         exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
     except NotImplementedError:
-        raise NotStarted(f"{display_path(path)} raises NotImplementedError as it loads") from None
+        raise unwritten_at_load(path) from None
     except (Exception, SystemExit) as err:  # a syntax error or a crash at import: theirs
         raise StudentError(err, LOADING) from err
     return module
+
+
+@contextmanager
+def loaded_here(path: Path) -> Iterator[ModuleType]:
+    """The student's file as a module of THIS process: the browser's self-check, which has one
+    interpreter. The student's code can then change anything the checker uses, so a grade never
+    comes from here (see `course.sandbox`)."""
+    yield load_student_file(path)
+
+
+Loader = Callable[[Path], AbstractContextManager[Any]]
+"""How `run_check` gets the student's module: `loaded_here`, or `course.sandbox.sandboxed`."""
 
 
 def _function(module: ModuleType, name: str) -> Callable[..., Any]:
@@ -392,35 +432,48 @@ class Report:
         return sum(case.passed for case in self.cases)
 
 
+def student_line(error: BaseException, path: Path) -> tuple[int | None, str]:
+    """The line number and source text of the line in the student's file that raised `error`;
+    (None, "") when no line of that file is in the traceback."""
+    if isinstance(error, Raised):
+        return error.line, error.text
+    if isinstance(error, SyntaxError) and error.filename == str(path):
+        return error.lineno, error.text or ""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+    return (frames[-1].lineno, frames[-1].line or "") if frames else (None, "")
+
+
 def _where(error: BaseException, path: Path) -> str:
     """`file, line N: source` of the line in the student's file that raised `error`."""
-    if isinstance(error, SyntaxError) and error.filename == str(path):
-        line, text = error.lineno, error.text or ""
-    else:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
-        if not frames:
-            return "(not inside your file)"
-        line, text = frames[-1].lineno, frames[-1].line or ""
+    line, text = student_line(error, path)
+    if line is None:
+        return "(not inside your file)"
     return f"{display_path(path)}, line {line}: {text.strip()}"
 
 
-def run_check(exercise: Exercise, path: Path, checker: Callable[[ModuleType], list[Case]]
-              ) -> Report:
-    """Run `checker` on the student's file at `path` and sum it up as a `Report`: not started,
-    passing, failing, or an error named at the student's own line."""
+def run_check(exercise: Exercise, path: Path, checker: Callable[[Any], list[Case]],
+              load: Loader = loaded_here) -> Report:
+    """Run `checker` on the student's file at `path`, loaded by `load`, and sum it up as a
+    `Report`: not started, passing, failing, or an error named at the student's own line (or,
+    when the checker itself fails, naming the checker: a bug of the course, in one line)."""
     if not path.is_file():
         return Report(exercise, path, "error", message=f"{display_path(path)} does not exist: "
                       f"copy the stub from workspace/{exercise.file} of the course")
     try:
-        cases = tuple(checker(load_student_file(path)))
+        with load(path) as module:
+            cases = tuple(checker(module))
     except NotStarted as why:
         return Report(exercise, path, "not started", message=str(why))
-    except Broken as why:
+    except (Broken, Aborted) as why:
         return Report(exercise, path, "error", message=str(why))
     except StudentError as err:
         what = ("Your file does not load" if err.case == LOADING else "Your code raised")
         return Report(exercise, path, "error", message=(
             f"{what}: {err}\n  at {_where(err.error, path)}\n  while checking: {err.case}"))
+    except Exception as bug:  # not the student's: their exceptions arrive as StudentError
+        return Report(exercise, path, "error", message=(
+            f"the course's checker of {exercise.name} failed ({type(bug).__name__}: {bug}): "
+            "a problem of the course, not of your file; tell your teacher"))
     if all(case.unwritten for case in cases):
         return Report(exercise, path, "not started", message=(
             f"{display_path(path)} still raises NotImplementedError.\n"

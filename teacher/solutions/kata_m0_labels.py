@@ -1,5 +1,5 @@
 """Reference solution: kata (Milestone 0). Teacher only: the labels equal
-data/kata/teacher_key_m0.json; the fixes are a model answer in a student's words."""
+teacher/kata/teacher_key_m0.json; the fixes are a model answer in a student's words."""
 
 LABELS: dict[str, str | None] = {
     # --- YOUR CODE (Milestone 0) ---
