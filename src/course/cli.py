@@ -23,6 +23,7 @@ from course.commands import (
     data,
     evaluation,
     goodhart,
+    grade,
     kl,
     learn,
     mdp,
@@ -55,6 +56,7 @@ COMMANDS = (  # measure, select, learn, red-team, practise
     goodhart,    # course goodhart
     peers,       # course peers
     check,       # course check
+    grade,       # course grade
 )
 
 EXPECTED_ERRORS = (DataError, RunError, TokenizerError, UsageError, NonFiniteNumber, OSError)

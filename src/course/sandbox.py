@@ -308,8 +308,9 @@ class Sandbox:
                     stream.close()
 
 
-def _raise_from(reply: dict[str, Any], during: str) -> None:
-    """Raise the student's exception a reply reports, if it reports one."""
+def _raise_from(reply: dict[str, Any], during: str, limits: Limits) -> None:
+    """Raise the student's exception a reply reports, if it reports one (a MemoryError says
+    which limit it met)."""
     raised = reply.get("raised")
     if raised is None:
         return
@@ -319,7 +320,10 @@ def _raise_from(reply: dict[str, Any], during: str) -> None:
         raise Aborted(f"the file's process sent a malformed error while {during}")
     if raised["type"] == "NotImplementedError":
         raise NotImplementedError(raised["message"])
-    raise Raised(raised["type"], raised["message"], raised["line"], raised["text"])
+    message = raised["message"]
+    if raised["type"] == "MemoryError":
+        message = f"over the memory limit ({limits.memory_mb} MB; course check --memory MB)"
+    raise Raised(raised["type"], message, raised["line"], raised["text"])
 
 
 def _decoded(data: Any, during: str) -> Any:
@@ -340,7 +344,7 @@ class RemoteFunction:
         during = f"{self.name}() was running"
         reply = self.sandbox.ask({"op": "call", "name": self.name,
                                   "args": [encode(arg) for arg in args]}, during)
-        _raise_from(reply, during)
+        _raise_from(reply, during, self.sandbox.limits)
         after = _decoded(reply.get("args"), during)
         if not (isinstance(after, list) and len(after) == len(args)):
             raise Aborted(f"the file's process sent a malformed reply while {during}")
@@ -380,7 +384,7 @@ def sandboxed(path: Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[RemoteMod
         if reply.get("not_started"):
             raise unwritten_at_load(path)
         try:
-            _raise_from(reply, during)
+            _raise_from(reply, during, limits)
         except (Raised, NotImplementedError) as err:
             raise StudentError(err, LOADING) from None
         if not reply.get("loaded"):
