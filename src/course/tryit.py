@@ -5,8 +5,13 @@ lay out a small copy of the repository in its file system (`src/course/` with th
 what it imports, the golden sets, the exercise stubs: site_hooks/try_it.py lists them) and call
 the functions below; each returns a JSON string for the page. Nothing here scores, explains or
 checks anything itself: `course.scorer.score` decides, `course.explain` explains, exactly as
-`course score` does, and `course.exercises` checks, exactly as `course check` does. Pyodide has
-no numpy, so this module, and everything it imports, uses the standard library only.
+`course score` does, and `course.exercises` checks with the same checkers as `course check`.
+Pyodide has no numpy, so this module, and everything it imports, uses the standard library only.
+
+An exercise box is a SELF-check: Pyodide has one interpreter, so the student's code runs in the
+same process as the checker (`course.exercises.loaded_here`) and could change it. A grade comes
+only from `course check`, which runs the file in a sandbox of its own (`course.sandbox`); every
+box says so (`SELF_CHECK`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from course.explain import explain
 from course.formatting import short_literal
 from course.paths import DATA_DIR
 from course.scorer import SCORER_VERSION, SPEC_DECISIONS, ScoreResult, parse, read_integer, score
+
+SELF_CHECK = ("This is a self-check in your browser, not a grade: your grade comes from "
+              "`course check` on a machine, which runs your file in a process of its own.")
+"""What every exercise box says under its result."""
 
 SPEC_EXAMPLE_ANSWER = 323
 """The expected answer of the spec decisions (`Final: 323`), except a correct row's own."""
@@ -82,8 +91,9 @@ def golden_suites() -> str:
 def check_exercise(name: str, source: str, workspace: str) -> str:
     """`course check NAME --workspace WORKSPACE` on `source`, written first as the exercise's
     file in that folder (the page's copy of workspace/, in Pyodide's file system): the status,
-    the number of cases that pass, and the report as the command prints it, hints included.
-    Only the exercises of `STDLIB_CHECKERS` run here."""
+    the number of cases that pass, the report as the command prints it, hints included, and
+    the note that this is a self-check (`SELF_CHECK`). Only the exercises of `STDLIB_CHECKERS`
+    run here."""
     exercise = EXERCISES[name]
     path = Path(workspace) / exercise.file
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,4 +101,5 @@ def check_exercise(name: str, source: str, workspace: str) -> str:
     report = run_check(exercise, path, STDLIB_CHECKERS[name])
     return json.dumps({"scorer_version": SCORER_VERSION, "status": report.status,
                        "passed": report.passed,
-                       "cases": len(report.cases), "report": format_report(report)})
+                       "cases": len(report.cases), "report": format_report(report),
+                       "note": SELF_CHECK})

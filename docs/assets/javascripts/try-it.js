@@ -150,7 +150,8 @@
     box.dataset.status = report.status;
     showVersion(box, report.scorer_version);
     return `Checked: ${report.status}` +
-      (report.cases ? `, ${report.passed} of ${report.cases} cases pass` : "");
+      (report.cases ? `, ${report.passed} of ${report.cases} cases pass` : "") +
+      `. ${report.note}`;
   };
 
   // An exercise's text: restored from this browser, saved at every edit, reset to the stub.
