@@ -1,0 +1,87 @@
+"""Grading a class: `course check --json`, `course grade`, the Classroom workflow, the page's
+self-check note, and the teacher's how-to for adding a kata item (docs/teacher/grading.md)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import pytest
+from cli_run import one_error_line, run
+
+from course import tryit
+from course.exercises import EXERCISES
+from course.grading import CSV_FIELDS, TOTAL
+from course.paths import REPO_ROOT
+from course.scorer import SCORER_VERSION
+
+PICK_BEST = "def pick_best(samples):\n    return samples[-1]\n"  # wrong on most cases
+
+
+def test_check_json_has_one_record_per_exercise_and_what_judged_it(tmp_path, capsys):
+    (tmp_path / "pick_best.py").write_text(PICK_BEST, encoding="utf-8")
+    code, out, _ = run(capsys, "check", "pick_best", "--workspace", tmp_path, "--json")
+    record = json.loads(out)
+    assert code == 1 and record["scorer_version"] == SCORER_VERSION
+    assert record["course_commit"] is None or len(record["course_commit"]) == 40
+    [exercise] = record["exercises"]
+    assert {key: exercise[key] for key in ("exercise", "milestone", "status")} == {
+        "exercise": "pick_best", "milestone": "M0.5", "status": "failing"}
+    assert exercise["total"] == len(exercise["cases"]) > exercise["passed"] > 0
+    assert set(exercise["cases"][0]) == {"name", "pass", "want", "got"}
+    code, out, _ = run(capsys, "check", "--workspace", tmp_path, "--json")
+    assert [e["exercise"] for e in json.loads(out)["exercises"]] == list(EXERCISES)
+
+
+def test_grade_writes_a_row_per_student_and_exercise_and_never_overwrites(tmp_path, capsys):
+    submissions = tmp_path / "submissions"
+    for student, source in (("s001", PICK_BEST), ("s002", "import os\nos._exit(0)\n")):
+        (submissions / student).mkdir(parents=True)
+        (submissions / student / "pick_best.py").write_text(source, encoding="utf-8")
+    (submissions / "s003" / "workspace").mkdir(parents=True)  # a clone of the student repo
+    shutil.copy(REPO_ROOT / "workspace" / "pick_best.py", submissions / "s003" / "workspace")
+    (submissions / "notes.txt").write_text("not a student", encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    code, printed, _ = run(capsys, "grade", submissions, "--out", out, "--timeout", "2")
+    assert code == 0 and "graded 3 students" in printed
+    with out.open(encoding="utf-8", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert tuple(rows[0]) == CSV_FIELDS and len(rows) == 3 * (len(EXERCISES) + 1)
+    pick = {row["student"]: row for row in rows if row["exercise"] == "pick_best"}
+    assert pick["s001"]["status"] == "failing" and pick["s001"]["reason"].startswith("failed: ")
+    assert pick["s002"]["status"] == "error"
+    assert pick["s002"]["reason"] == "the file exited while being imported"
+    assert pick["s003"]["status"] == "not started"
+    totals = [row for row in rows if row["exercise"] == TOTAL]
+    assert [row["reason"] for row in totals] == [f"0 of {len(EXERCISES)} exercises passing"] * 3
+    before = out.read_bytes()
+    code, _, err = run(capsys, "grade", submissions, "--out", out)
+    assert code == 2 and one_error_line(err, "grade") and "already exists" in err
+    assert out.read_bytes() == before
+    code, _, err = run(capsys, "grade", tmp_path / "nowhere", "--out", tmp_path / "new.csv")
+    assert code == 2 and one_error_line(err, "grade") and "not a folder" in err
+
+
+def test_the_classroom_workflow_has_one_step_per_exercise():
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((REPO_ROOT / "scripts" / "classroom" / "classroom.yml")
+                              .read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["run-autograding-tests"]["steps"]
+    graders = [s for s in steps
+               if s.get("uses") == "classroom-resources/autograding-command-grader@v1"]
+    assert [s["id"] for s in graders] == list(EXERCISES)
+    for step in graders:
+        assert step["with"]["command"] == f"course check {step['id']}"
+        assert step["with"]["test-name"] == step["id"] and step["with"]["max-score"] > 0
+    [reporter] = [s for s in steps
+                  if s.get("uses") == "classroom-resources/autograding-grading-reporter@v1"]
+    assert reporter["with"]["runners"].split(",") == list(EXERCISES)
+    assert reporter["env"] == {f"{name.upper()}_RESULTS": f"${{{{steps.{name}.outputs.result}}}}"
+                               for name in EXERCISES}
+
+
+def test_the_page_says_its_check_is_a_self_check(tmp_path):
+    shown = json.loads(tryit.check_exercise("pick_best", PICK_BEST, str(tmp_path)))
+    assert shown["status"] == "failing" and shown["note"] == tryit.SELF_CHECK
+    assert "not a grade" in shown["note"] and "`course check`" in shown["note"]
