@@ -93,13 +93,24 @@ ROOM = {"kind": "eval", "scorer_version": "strict-v1", "prompt_version": "final-
         "inputs": {"problems": {"path": "data/problems/dev.jsonl", "sha256": "aa" * 32}}}
 
 
+def result(i, ok=True, **changes):
+    """The result line of example p<i> (expected answer i), as `course eval` writes it: a
+    completion that passes or fails, with the reward and code strict-v1 gives it."""
+    return {"id": f"p{i}", "expected_answer": i, "completion": f"Final: {i if ok else i + 1}",
+            "reward": 1.0 if ok else 0.0, "details": {"code": "correct" if ok else "wrong_answer"},
+            **changes}
+
+
+def lines(*records):
+    return jsonl_bytes(list(records))
+
+
 def make_run(folder, passed=(), *, results=None, **changes):
     """A minimal sealed eval run folder: a manifest and one result per example (p0, p1, ...),
     or the raw bytes `results` as its results.jsonl."""
     folder.mkdir()
     if results is None:
-        results = jsonl_bytes([{"id": f"p{i}", "reward": 1.0 if ok else 0.0}
-                               for i, ok in enumerate(passed)])
+        results = lines(*(result(i, ok) for i, ok in enumerate(passed)))
     for name, content in runs.sealed({**ROOM, **changes}, {"results.jsonl": results}).items():
         (folder / name).write_bytes(content)
     return folder
@@ -109,7 +120,7 @@ def make_run(folder, passed=(), *, results=None, **changes):
     ("dataset (problems sha256)",
      {"inputs": {"problems": {"path": "data/problems/dev.jsonl", "sha256": "bb" * 32}}},
      '"' + "bb" * 32 + '"'),
-    ("scorer_version", {"scorer_version": "strict-v2"}, '"strict-v2"'),
+    ("scorer_version", {"scorer_version": "strict-v0"}, '"strict-v0"'),
     ("prompt_version", {"prompt_version": "final-line-v2"}, '"final-line-v2"'),
     ("sampling", {"sampling": {"temperature": 1.0, "n": 1}}, '{"n": 1, "temperature": 1.0}'),
 ])
@@ -125,11 +136,11 @@ def test_compare_refuses_each_locked_room_difference(tmp_path, field, change, sh
 
 def test_compare_names_every_differing_field_with_both_values(tmp_path):
     a = make_run(tmp_path / "a", [True])
-    b = make_run(tmp_path / "b", [True], scorer_version="strict-v2", sampling=None)
+    b = make_run(tmp_path / "b", [True], scorer_version="strict-v0", sampling=None)
     with pytest.raises(runs.RunError) as caught:
         locked_room.compare_runs(a, b)
     message = str(caught.value)
-    assert 'scorer_version differs (A: "strict-v1", B: "strict-v2")' in message
+    assert 'scorer_version differs (A: "strict-v1", B: "strict-v0")' in message
     assert 'sampling differs (A: {"n": 1, "temperature": 0.8}, B: null)' in message
 
 
@@ -190,6 +201,9 @@ BAD_MANIFESTS = [
     (json_bytes({**ROOM, "inputs": []}), "field 'inputs': must be an object, got list"),
     (json_bytes({**ROOM, "inputs": {"problems": "x"}}), "field 'inputs.problems.sha256'"),
     (json_bytes({**ROOM, "scorer_version": None}), "field 'scorer_version': must be a string"),
+    (json_bytes({**ROOM, "scorer_version": "strict-v9"}), "field 'scorer_version': unknown "
+     "scorer version 'strict-v9'; known: strict-v1, strict-v0, so its results cannot be scored "
+     "again"),
     (json_bytes({**ROOM, "prompt_version": 2}), "field 'prompt_version': must be a string or"),
     (json_bytes({**ROOM, "sampling": [1]}), "field 'sampling': must be an object or null"),
     (json_bytes(ROOM), "field 'files': missing (expected an object {file name: sha256})"),
@@ -212,7 +226,7 @@ def test_a_malformed_manifest_is_one_line_naming_the_file_and_field(tmp_path, ca
 
 # -- each result line against its schema --------------------------------------------------------
 
-GOOD = b'{"id":"p0","reward":1.0}\n'
+GOOD = lines(result(0))
 BAD_LINES = [
     (GOOD + b'{"reward":1}\n', 2, "field 'id': missing, empty or not a string"),
     (GOOD + b'{"id":"","reward":1}\n', 2, "field 'id': missing, empty or not a string"),
@@ -235,6 +249,13 @@ BAD_LINES = [
     (GOOD + b"1\n", 2, "expected a JSON object, got int"),
     (GOOD + b"\xc2\xa0\n", 2, "invalid JSON"),  # NBSP is not JSON whitespace: not skipped
     (GOOD + b'{"id":"p1","reward":1,"id":"p2"}\n', 2, "field 'id': given twice"),
+    (GOOD + b'{"id":"p1","reward":1}\n', 2, "field 'completion': missing: a result line keeps "
+     "what was scored"),
+    (GOOD + lines({**result(1), "details": {}}), 2, "field 'details.code': missing"),
+    (GOOD + lines(result(1, False, reward=1)), 2, "field 'reward': records 1 but strict-v1 "
+     "scores this line's completion 0.0 (wrong_answer): the results were changed after"),
+    (GOOD + lines(result(1, details={"code": "empty"})), 2, "field 'details.code': records "
+     "'empty' but strict-v1 scores this line's completion 'correct' (correct)"),
 ]
 
 
@@ -259,8 +280,8 @@ def test_results_are_read_one_line_at_a_time():
 
 def test_the_first_bad_line_is_refused_after_the_good_ones_are_yielded(tmp_path):
     run = make_run(tmp_path / "run", results=GOOD + b"[]\n")
-    outcomes = locked_room.read_results(run)
-    assert next(outcomes) == ("p0", True)
+    outcomes = locked_room.read_results(run, "strict-v1")
+    assert next(outcomes) == ("p0", 0, True)
     with pytest.raises(runs.RunError, match=r"results.jsonl:2: expected a JSON object"):
         next(outcomes)
 
@@ -273,6 +294,31 @@ def test_compare_refuses_a_results_file_edited_after_the_run_was_written(tmp_pat
     (b / "results.jsonl").write_bytes(b'{"id":"p0","reward":1.0}\n{"id":"p1","reward":1.0}\n')
     err = refusal(capsys, tmp_path, a, b)
     assert f"{b / 'results.jsonl'}: sha256 " in err and "that manifest.json records" in err
+
+
+def test_a_forged_run_whose_hashes_were_recomputed_is_refused_by_scoring_again(tmp_path,
+                                                                               capsys):
+    """Issue 29: every reward rewritten to 1 and every hash recomputed (a forger can: the seal
+    is unkeyed). The seal holds; the scorer does not agree."""
+    a = make_run(tmp_path / "a", [True, False, False])
+    forged = lines(*(result(i, ok, reward=1.0, details={"code": "correct"})
+                     for i, ok in enumerate([True, False, False])))
+    b = make_run(tmp_path / "b", results=forged)
+    assert runs.unsealed(b) == []
+    err = refusal(capsys, tmp_path, a, b)
+    assert err == (f"course compare: error: {b / 'results.jsonl'}:2: field 'reward': records "
+                   "1.0 but strict-v1 scores this line's completion 0.0 (wrong_answer): the "
+                   "results were changed after they were scored\n")
+
+
+def test_a_manifest_field_edited_after_the_run_is_refused_by_its_seal(tmp_path, capsys):
+    a = make_run(tmp_path / "a", [True, False])
+    b = make_run(tmp_path / "b", [True, True])
+    manifest = json.loads((b / "manifest.json").read_bytes())
+    (b / "manifest.json").write_bytes(json_bytes({**manifest, "sampling": {"temperature": 0}}))
+    err = refusal(capsys, tmp_path, a, b)
+    assert f"{b / 'manifest.json'}: field 'seal': the manifest's fields hash to " in err
+    assert "a field was edited after the run was written" in err
 
 
 def test_compare_refuses_a_sealed_file_that_went_missing(tmp_path, capsys):
@@ -463,6 +509,9 @@ result_lines = st.one_of(
     st.lists(st.fixed_dictionaries({}, optional={
         "id": st.sampled_from(["p0", "p1", ""]) | json_values,
         "reward": st.sampled_from([0, 1, 0.0, 1.0, "1", True]) | json_values,
+        "completion": st.sampled_from(["Final: 0", "Final: 1"]) | json_values,
+        "expected_answer": st.sampled_from([0, 1]) | json_values,
+        "details": st.sampled_from([{"code": "correct"}, {"code": "wrong_answer"}]) | json_values,
     }) | json_values, max_size=4).map(lambda records: "\n".join(
         json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8", "replace")))
 
@@ -546,9 +595,9 @@ def test_any_folder_tree_gives_its_files_or_one_run_error(tmp_path_factory, tree
 
 
 @pytest.mark.parametrize(("a", "b", "says"), [
-    (b'{"id":"p0","reward":1}\n{"id":"p1","reward":0}\n',
-     b'{"id":"p1","reward":0}\n{"id":"p0","reward":1}\n', "result 1 is 'p0' in A and 'p1' in B"),
-    (b'{"id":"p0","reward":1}\n{"id":"p1","reward":0}\n', b'{"id":"p0","reward":1}\n',
+    (lines(result(0), result(1, False)), lines(result(1, False), result(0)),
+     "result 1 is 'p0' in A and 'p1' in B"),
+    (lines(result(0), result(1, False)), lines(result(0)),
      "result 2 is 'p1' in A and nothing in B"),
 ])
 def test_two_runs_are_walked_side_by_side_and_must_list_the_same_ids(tmp_path, capsys, a, b,
@@ -561,8 +610,7 @@ def test_two_runs_are_walked_side_by_side_and_must_list_the_same_ids(tmp_path, c
 
 
 def test_a_duplicate_id_is_found_after_the_file_is_read_from_hashes_alone(tmp_path):
-    lines = b"".join(b'{"id":"p%d","reward":1}\n' % i for i in range(50))
-    run = make_run(tmp_path / "run", results=lines + b'{"id":"p7","reward":0}\n')
+    run = make_run(tmp_path / "run", results=lines(*map(result, range(50)), result(7, False)))
     with pytest.raises(runs.RunError, match=r"results.jsonl:51: field 'id': duplicate id 'p7' "
                                             r"\(first on line 8\)"):
-        list(locked_room.read_results(run))
+        list(locked_room.read_results(run, "strict-v1"))

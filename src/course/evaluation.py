@@ -12,8 +12,9 @@ A pass rate on a few dozen examples is a noisy number, so it always travels with
 Wilson interval, and a handful of raw completions (passing and failing, one per failure cause
 first) so that a reader looks at the data before trusting the number.
 
-The instrument is `strict-v1` (`course.scorer`) unless a run names another one in `SCORERS`:
-the only other is `strict-v0` (`course.scorer_v0`), an earlier version kept for forensics.
+The instrument is `strict-v1` (`course.scorer`) unless a run names another version of the
+registry `course.scorers.SCORERS`, where the earlier versions are kept to re-score the runs they
+measured (the forensics run of `strict-v0`, say).
 
 The story, top to bottom: `evaluate` (one `score_pairs` result per problem) ->
 `wilson_interval` -> `summarise` (a `Tally` of the results, with its inspection sample). Both
@@ -27,14 +28,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course import data, progress, scorer_v0
+from course import data, progress, scorers
 from course.formatting import rounded
-from course.scorer import CODES, SCORER_VERSION, score
+from course.scorer import CODES, SCORER_VERSION
+from course.scorers import SCORERS
 
 Z_95 = 1.96
 """The standard normal quantile for a two-sided 95% interval, Phi^-1(0.975) = 1.95996...,
@@ -43,25 +45,6 @@ rounded as in every textbook table."""
 INSPECT_PER_SIDE = 5
 """How many passing and how many failing examples a summary shows: five of each (rule 6 of
 docs/rules.md, Look at the distribution)."""
-
-
-@dataclass(frozen=True)
-class Scorer:
-    """A measurement instrument Loop A can score with."""
-
-    version: str
-    """Recorded in every result, summary and manifest: a new version is a new instrument."""
-    score: Callable[[Mapping[str, Any], Any], Mapping[str, Any]]
-    """`score(example, completion) -> {"reward": 0.0 or 1.0, "details": {"code", ...}}`."""
-    codes: Mapping[str, str]
-    """What each `details["code"]` it gives means."""
-
-
-SCORERS: dict[str, Scorer] = {
-    SCORER_VERSION: Scorer(SCORER_VERSION, score, CODES),
-    scorer_v0.SCORER_VERSION: Scorer(scorer_v0.SCORER_VERSION, scorer_v0.score, scorer_v0.CODES),
-}
-"""Scorer version -> instrument. `strict-v1` measures; `strict-v0` is kept only for forensics."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +66,7 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         if self.scorer not in SCORERS:
-            raise ValueError(f"--scorer: unknown scorer version {self.scorer!r}; known: "
-                             f"{', '.join(SCORERS)}")
+            raise ValueError(f"--scorer: {scorers.unknown(self.scorer)}")
 
 
 # -- 1. score every example -------------------------------------------------------------------

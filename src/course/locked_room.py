@@ -12,8 +12,11 @@ The story, top to bottom:
    object with the fields the room needs, of the right types; the run's seal (the sha256 of
    each file, `course.runs.sealed`) must still match its files; each line of `results.jsonl`
    is checked against its schema (an object, `id` a non-empty string unique in the file,
-   `reward` a JSON number equal to 0 or 1) and read one line at a time, both runs side by
-   side, so that memory stays flat however many examples there are. Every malformed or
+   `reward` a JSON number equal to 0 or 1, the `completion` and `expected_answer` scored) and
+   SCORED AGAIN with the scorer version the manifest names (`course.scorers`): a recorded
+   reward or code that the scorer does not give is refused, whatever the seal says. Lines are
+   read one at a time, both runs side by side, so that memory stays flat however many
+   examples there are. Every malformed or
    tampered run gives one `RunError` naming the file, and the line and field where there is
    one (`course compare` prints it and exits with status 2);
 2. check the walls (`LOCKED_ROOM`): the same problems (sha256), scorer version, prompt version
@@ -37,9 +40,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from course import data, runs
+from course import data, runs, scorers
 from course.evaluation import Z_95, wilson_interval
 from course.jsonfiles import JSON_BLANK
 from course.paths import display_path
@@ -97,17 +100,18 @@ def read_manifest(run: Path) -> dict[str, Any]:
 
     `kind` must be `"eval"` (another kind is refused by name: only Loop A runs are compared);
     `inputs.problems` an object with a string `sha256` (and, if present, a string `path`);
-    `scorer_version` a string; `prompt_version` a string or null; `sampling` an object or null;
-    `files` (the seal, `course.runs.SEAL`) an object that names `results.jsonl`. Every file the
-    seal names must still have the recorded sha256 (`course.runs.unsealed`). Raises `RunError`
-    naming the file and the field.
+    `scorer_version` a version of the registry (`course.scorers.SCORERS`), so that its results
+    can be scored again; `prompt_version` a string or null; `sampling` an object or null;
+    `files` (the seal, `course.runs.SEAL`) an object that names `results.jsonl`. The seal must
+    still match: the manifest's own fields (`course.runs.FIELDS_SEAL`) and every file it names
+    (`course.runs.unsealed`). Raises `RunError` naming the file and the field.
     """
     file = run / MANIFEST
     manifest = runs.read_json(run, MANIFEST)
     kind = _field(manifest, file, "kind", (str,), "a string")
     if kind != "eval":
         raise runs.RunError(f"{display_path(run)} is a {kind!r} run: only Loop A evaluation "
-                            "runs (kind 'eval') can be compared")
+                            "runs (kind 'eval') can be compared or checked")
     inputs = _field(manifest, file, "inputs", (dict,), "an object")
     problems = inputs.get("problems")
     if not isinstance(problems, dict) or not isinstance(problems.get("sha256"), str):
@@ -116,7 +120,10 @@ def read_manifest(run: Path) -> dict[str, Any]:
                               "file's sha256")
     if not isinstance(problems.get("path", ""), str):
         raise runs.file_error(file, None, "inputs.problems.path", "must be a string")
-    _field(manifest, file, "scorer_version", (str,), "a string")
+    version = _field(manifest, file, "scorer_version", (str,), "a string")
+    if version not in scorers.SCORERS:
+        raise runs.file_error(file, None, "scorer_version", scorers.unknown(version)
+                              + ", so its results cannot be scored again")
     _field(manifest, file, "prompt_version", (str, type(None)), "a string or null")
     _field(manifest, file, "sampling", (dict, type(None)), "an object or null")
     seal = _field(manifest, file, runs.SEAL, (dict,), "an object {file name: sha256}")
@@ -136,20 +143,32 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def read_results(run: Path) -> Iterator[tuple[str, bool]]:
-    """Yield `(id, passed)` for each line of the run's `results.jsonl`, in file order, reading
-    one line at a time (a line of only spaces, tabs or a `\\r` is skipped; lines end at `\\n`
-    only).
+class Result(NamedTuple):
+    """One line of a run's results, as the room reads it."""
+
+    id: str
+    expected_answer: Any
+    passed: bool
+
+
+def read_results(run: Path, version: str) -> Iterator[Result]:
+    """Yield a `Result` for each line of the run's `results.jsonl`, in file order, reading
+    one line at a time (a line of only spaces, tabs or a `\r` is skipped; lines end at `\n`
+    only), each scored again.
 
     Each line must be a JSON object (`course.runs.decode_json`: UTF-8, no byte order mark, not
-    nested too deeply, no integer of over 4,300 digits) with `id` a non-empty string and
-    `reward` a JSON number equal to 0 or 1 (`true` and `"1.0"` are not numbers); `passed` is
-    `reward == 1`. No id may appear twice: that is checked when the file has been read, from
-    one 8-byte hash per line (`course.data.first_repeat`), so that memory stays flat however
-    long the file. A file with no result is refused too. Every problem is a `RunError` naming
-    the file, the line and the field.
+    nested too deeply, no integer of over 4,300 digits) with `id` a non-empty string, `reward`
+    a JSON number equal to 0 or 1 (`true` and `"1.0"` are not numbers), the `completion` and
+    `expected_answer` that were scored and `details.code`. The scorer `version` (the one the
+    manifest names, `course.scorers.SCORERS`) scores the completion against the expected
+    answer again, and must give the recorded reward and code: a results file rewritten with
+    other rewards is refused even when its seal was recomputed. No id may appear twice: that is
+    checked when the file has been read, from one 8-byte hash per line
+    (`course.data.first_repeat`), so that memory stays flat however long the file. A file with
+    no result is refused too. Every problem is a `RunError` naming the file, the line and the
+    field.
     """
-    file = run / RESULTS
+    file, score = run / RESULTS, scorers.SCORERS[version].score
     hashes = array("q")                              # hash(id) per line: 8 bytes, not the id
     with runs.open_file(run, RESULTS) as stream:
         for number, raw in enumerate(stream, start=1):
@@ -170,8 +189,9 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
                          and abs(reward) > 10**40 else f"{type(reward).__name__} {reward!r:.40}")
                 raise runs.file_error(file, number, "reward", f"must be the number 0 or 1, "
                                       f"got {shown}")
+            _check_score(record, score, version, file, number)
             hashes.append(hash(result_id))
-            yield result_id, reward == 1
+            yield Result(result_id, record["expected_answer"], reward == 1)
     if not hashes:
         raise runs.file_error(file, None, None, "no results")
     if (duplicate := data.first_repeat(hashes, lambda: _result_ids(run))) is not None:
@@ -180,12 +200,54 @@ def read_results(run: Path) -> Iterator[tuple[str, bool]]:
                               f"(first on line {first})")
 
 
+def _check_score(record: Mapping[str, Any], score: scorers.Score, version: str, file: Path,
+                 number: int) -> None:
+    """Refuse the result line `record` unless it holds what was scored (`completion`,
+    `expected_answer`) and the reward and code that `score`, the scorer `version`, gives it."""
+    for field in ("completion", "expected_answer"):
+        if field not in record:
+            raise runs.file_error(file, number, field, "missing: a result line keeps what "
+                                  "was scored, so that it can be scored again")
+    details = record.get("details")
+    code = details.get("code") if isinstance(details, dict) else None
+    if not isinstance(code, str):
+        raise runs.file_error(file, number, "details.code", "missing or not a string")
+    scored = score(record, record["completion"])
+    now = scored["details"]["code"]
+    for field, recorded, again in (("reward", record["reward"], scored["reward"]),
+                                   ("details.code", code, now)):
+        if recorded != again:
+            raise runs.file_error(file, number, field, f"records {recorded!r:.40} but "
+                                  f"{version} scores this line's completion {again!r} ({now}): "
+                                  "the results were changed after they were scored")
+
+
 def _result_ids(run: Path) -> Iterator[tuple[int, str]]:
     """`(line, id)` of each result of a run that `read_results` has read through."""
     with runs.open_file(run, RESULTS) as stream:
         for number, raw in enumerate(stream, start=1):
             if raw.strip(BLANK):
                 yield number, runs.decode_json(raw, run / RESULTS, number)["id"]
+
+
+def check_run(run: Path | str) -> dict[str, Any]:
+    """Check one eval run folder (a student's, say) as `compare_runs` reads each run: its
+    manifest's fields and seal (`read_manifest`), every result line scored again
+    (`read_results`), and `summary.json`'s `n` and `passes` against the lines. Returns
+    `{n, passes, scorer_version}`; raises `RunError` naming the file, line and field of the
+    first problem (`course runs check`)."""
+    run = Path(run)
+    version = read_manifest(run)["scorer_version"]
+    n = passes = 0
+    for result in read_results(run, version):
+        n, passes = n + 1, passes + result.passed
+    summary = runs.read_json(run, "summary.json")
+    for field, counted in (("n", n), ("passes", passes)):
+        if summary.get(field) != counted:
+            raise runs.file_error(run / "summary.json", None, field, f"records "
+                                  f"{summary.get(field)!r:.40} but the results, scored again, "
+                                  f"give {counted}")
+    return {"n": n, "passes": passes, "scorer_version": version}
 
 
 # -- 2. the walls of the room -----------------------------------------------------------------
@@ -226,24 +288,30 @@ def _problems_path(manifest: Mapping[str, Any]) -> Any:
     return manifest["inputs"]["problems"].get("path")
 
 
-def _paired_outcomes(run_a: Path, run_b: Path) -> tuple[Counter[tuple[bool, bool]],
+def _paired_outcomes(run_a: Path, run_b: Path, version: str) -> tuple[Counter[tuple[bool, bool]],
                                                         dict[str, list[str]]]:
     """Both runs' results walked side by side, one line of each at a time: the 2x2 table of
     (passed in A, passed in B) and the ids that flipped, in dataset order. An eval run lists
     its results in the order of its problems file, and the walls have checked that both read
-    the same one: a result whose id differs from its partner's, or a run with more results than
-    the other, is refused."""
+    the same one: a result whose id or expected answer differs from its partner's, or a run
+    with more results than the other, is refused. Both are scored again by `version`."""
     table: Counter[tuple[bool, bool]] = Counter()
     flipped: dict[str, list[str]] = {"pass_to_fail": [], "fail_to_pass": []}
-    for k, (a, b) in enumerate(zip_longest(read_results(run_a), read_results(run_b)), start=1):
-        if a is None or b is None or a[0] != b[0]:
-            shown = [f"{x[0]!r:.60}" if x is not None else "nothing" for x in (a, b)]
+    for k, (a, b) in enumerate(zip_longest(read_results(run_a, version),
+                                           read_results(run_b, version)), start=1):
+        if a is None or b is None or a.id != b.id:
+            shown = [f"{x.id!r:.60}" if x is not None else "nothing" for x in (a, b)]
             raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} record the "
                                 f"same dataset but score different example ids: result {k} "
                                 f"is {shown[0]} in A and {shown[1]} in B")
-        table[(a[1], b[1])] += 1
-        if a[1] != b[1]:
-            flipped["pass_to_fail" if a[1] else "fail_to_pass"].append(a[0])
+        if a.expected_answer != b.expected_answer:
+            raise runs.RunError(f"{display_path(run_a)} and {display_path(run_b)} record the "
+                                f"same dataset but not the same expected answers: result {k} "
+                                f"({a.id!r:.60}) expects {a.expected_answer!r:.40} in A and "
+                                f"{b.expected_answer!r:.40} in B")
+        table[(a.passed, b.passed)] += 1
+        if a.passed != b.passed:
+            flipped["pass_to_fail" if a.passed else "fail_to_pass"].append(a.id)
     return table, flipped
 
 
@@ -332,7 +400,7 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> dict[str, Any]:
             "the Locked Room Rule needs the same dataset, scorer, prompt and sampling, but "
             + "; ".join(differences))
     _unknown_walls(room_a, run_a)
-    table, flipped = _paired_outcomes(run_a, run_b)
+    table, flipped = _paired_outcomes(run_a, run_b, room_a["scorer_version"])
     both, only_a = table[(True, True)], table[(True, False)]
     only_b, neither = table[(False, True)], table[(False, False)]
     n, passes_a, passes_b = sum(table.values()), both + only_a, both + only_b

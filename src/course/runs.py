@@ -13,7 +13,9 @@ as a folder under `runs/`:
 The manifest records what a later comparison needs to know: scorer version, inputs with their
 sha256, prompt version, sampling settings, seed, the config, and the one change versus the
 previous run. A sealed run (`sealed`: Loop A runs and their comparisons) also records the sha256
-of each of its other files, so that an edit after the fact shows (`unsealed`).
+of each of its other files and of its manifest's own fields, so that an edit after the fact
+shows (`unsealed`), unless whoever made it recomputed the hashes: a seal proves consistency,
+not origin (`FIELDS_SEAL`).
 
 Reading a run back is total (`open_file`, `read_json`, `read_files`): every way a folder can be
 broken or tampered with (a missing file, a manifest that is not a JSON object, bytes that are
@@ -36,7 +38,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 from course import __version__, data
 from course.jsonfiles import json_bytes
@@ -405,35 +407,60 @@ def read_files(path: Path | str) -> RunFiles:
     return dict(sorted(files.items()))
 
 
-# -- the seal: each file's sha256, in the manifest --------------------------------------------
+# -- the seal: each file's sha256 and the manifest's own fields --------------------------------
 
 SEAL = "files"
-"""The manifest field that seals a run: `{file name: sha256}` for every other file of the run
-(the manifest cannot hold its own hash). Written by `sealed`, checked by `unsealed`."""
+"""The manifest field that seals a run's files: `{file name: sha256}` for every other file of
+the run (the manifest cannot hold its own hash). Written by `sealed`, checked by `unsealed`."""
+
+FIELDS_SEAL = "seal"
+"""The manifest field that seals the manifest itself: the sha256 of every other field of the
+manifest, `files` included, as `json_bytes` writes them (`fields_digest`). So an edit to the
+scorer version, the sampling settings or a file's recorded sha256 shows too.
+
+What a seal proves, and what it does not: it is an unkeyed hash kept inside the folder it
+seals, so it proves that the folder is CONSISTENT (no file or field was changed without the
+hashes being recomputed), not where the folder came from: whoever edits a run can recompute
+every hash. What proves the rewards is re-scoring each result line with the scorer version
+its manifest names (`course.locked_room.read_results`)."""
+
+
+def fields_digest(record: Mapping[str, Any]) -> str:
+    """The sha256 that `FIELDS_SEAL` records for the manifest `record`: of its fields but the
+    seal itself, written as `json_bytes` writes a manifest."""
+    return sha256_bytes(json_bytes({k: v for k, v in record.items() if k != FIELDS_SEAL}))
 
 
 def sealed(record: Mapping[str, Any], files: Mapping[str, bytes],
            streamed: Mapping[str, str] | None = None) -> RunFiles:
-    """`files` plus `manifest.json`: the manifest `record` with, last, `files` (`SEAL`), the
-    sha256 of every file in `files` and, for a file written as a stream
-    (`write_streamed_run`), the sha256 given in `streamed`, by name in sorted order."""
+    """`files` plus `manifest.json`: the manifest `record` with `files` (`SEAL`), the sha256
+    of every file in `files` and, for a file written as a stream (`write_streamed_run`), the
+    sha256 given in `streamed`, by name in sorted order; then, last, `seal` (`FIELDS_SEAL`),
+    the sha256 of all the manifest's other fields."""
     if "manifest.json" in files or "manifest.json" in (streamed or {}):
         raise ValueError("`files` must not hold the manifest it is sealed by")
     digests = {**{name: sha256_bytes(content) for name, content in files.items()},
                **(streamed or {})}
-    seal = {name: digests[name] for name in sorted(digests)}
-    return dict(sorted({**files, "manifest.json": json_bytes({**record, SEAL: seal})}.items()))
+    whole = {**record, SEAL: {name: digests[name] for name in sorted(digests)}}
+    return dict(sorted({**files, "manifest.json": json_bytes(
+        {**whole, FIELDS_SEAL: fields_digest(whole)})}.items()))
 
 
 _HEX = frozenset("0123456789abcdef")
 
 
+def _is_sha256(value: Any) -> TypeGuard[str]:
+    """Whether `value` is a sha256 as a seal records it: 64 lowercase hex digits."""
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
 def unsealed(path: Path | str, manifest: Mapping[str, Any] | None = None) -> list[str]:
-    """The files of the run folder `path` whose bytes no longer match the sha256 its manifest
-    records (`SEAL`), one line each; [] when every one matches, or when the manifest seals
-    nothing (run kinds that do not record file hashes). Files are hashed as streams and opened
-    with `open_file` (never through a link). A seal that is not `{name: 64 hex digits}`
-    raises `RunError`."""
+    """What no longer matches the seal of the run folder `path`, one line each: the manifest's
+    own fields (`FIELDS_SEAL`), then each file whose bytes differ from the sha256 the manifest
+    records (`SEAL`); [] when everything matches, or when the manifest seals nothing (run
+    kinds that do not record file hashes). Files are hashed as streams and opened with
+    `open_file` (never through a link). A seal that is not `{name: 64 hex digits}` raises
+    `RunError`."""
     root = Path(path)
     manifest = read_json(root, "manifest.json") if manifest is None else manifest
     if SEAL not in manifest:
@@ -443,8 +470,19 @@ def unsealed(path: Path | str, manifest: Mapping[str, Any] | None = None) -> lis
         raise file_error(where, None, SEAL, f"must be an object {{file name: sha256}}, got "
                          f"{type(seal).__name__}")
     problems = []
+    recorded = manifest.get(FIELDS_SEAL)
+    if not _is_sha256(recorded):
+        problems.append(str(file_error(
+            shown(root, "manifest.json"), None, FIELDS_SEAL, "missing or not a sha256: the "
+            "manifest's own fields are not sealed (a run written before seals covered them, "
+            "or an edited manifest); make the run again")))
+    elif (actual := fields_digest(manifest)) != recorded:
+        problems.append(str(file_error(
+            shown(root, "manifest.json"), None, FIELDS_SEAL, f"the manifest's fields hash to "
+            f"{actual[:12]}..., not the {recorded[:12]}... it records: a field was edited "
+            "after the run was written")))
     for name, expected in seal.items():
-        if not (isinstance(expected, str) and len(expected) == 64 and set(expected) <= _HEX):
+        if not _is_sha256(expected):
             raise file_error(where, None, f"{SEAL}.{name}", "must be a sha256 (64 hex digits)")
         if name == "manifest.json" or not plain_name(name):
             raise file_error(where, None, f"{SEAL}.{name}", "not a file this run can seal")

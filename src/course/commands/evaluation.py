@@ -15,7 +15,7 @@ from course.commands.options import (
     make_config,
     warn_unknown_origin,
 )
-from course.evaluation import SCORERS, EvalConfig
+from course.evaluation import EvalConfig
 from course.formatting import one_line, percent
 from course.locked_room import CompareConfig, compare_runs
 from course.paths import display_path
@@ -23,6 +23,7 @@ from course.reports import comparison
 from course.reports.evaluation import RESULTS, write_results
 from course.runs import RunFiles, write_run, write_streamed_run
 from course.scorer import SCORER_VERSION
+from course.scorers import SCORERS
 
 
 def register(subparsers: Any) -> None:

@@ -1,23 +1,28 @@
-"""`course runs list | verify | regenerate`: the canonical runs, and the proof that each one
-can be rebuilt from code and data to the same bytes.
+"""`course runs list | verify | regenerate | check`: the canonical runs, the proof that each one
+can be rebuilt from code and data to the same bytes, and the check of a submitted run.
 
-Exit status: 0 when every run is listed or verified; 1 when a finding is printed (a run whose
-manifest cannot be read, in `list`; a difference, in `verify`), after every other run has been
-listed or checked; 2 when the command cannot do its job (an unknown run name, `--jobs 0`)."""
+Exit status: 0 when every run is listed, verified or checked; 1 when a finding is printed (a
+run whose manifest cannot be read, in `list`; a difference or a stale run, in `verify`; a
+problem, in `check`), after every other run has been listed or checked; 2 when the command
+cannot do its job (an unknown run name, `--jobs 0`)."""
 
 from __future__ import annotations
 
 import os
+import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 from course.commands.options import UsageError
 from course.formatting import one_line
 from course.limits import count_problem
+from course.locked_room import check_run
 from course.paths import RUNS_DIR, display_path
-from course.reports.canonical import CANONICAL, regenerate, verify
+from course.reports.canonical import CANONICAL, REGENERATE_STALE, regenerate, stale, verify
 from course.runs import RunError, leftover_partials, read_json
+from course.scorer import SCORER_VERSION
 
 
 def register(subparsers: Any) -> None:
@@ -32,10 +37,26 @@ def register(subparsers: Any) -> None:
     check.add_argument("--jobs", type=int, default=2, metavar="N",
                        help="runs rebuilt side by side, in N processes (default 2)")
     check.set_defaults(func=_verify_main)
-    rebuild = actions.add_parser("regenerate", help="rewrite one canonical run folder")
-    rebuild.add_argument("name", metavar="NAME", help="for example run_001")
+    rebuild = actions.add_parser(
+        "regenerate", help="rewrite one canonical run folder, or every stale one",
+        description="Rewrite the canonical run NAME (an existing folder only with --force), or "
+                    "with --scorer-dependent every run measured by another scorer version than "
+                    "the one it is built with now. Each folder is written whole, then swapped "
+                    "in; review the diff before committing.")
+    which = rebuild.add_mutually_exclusive_group(required=True)
+    which.add_argument("name", metavar="NAME", nargs="?", help="for example run_001")
+    which.add_argument("--scorer-dependent", action="store_true",
+                       help="every run made stale by a change of scorer (replaced in place)")
     rebuild.add_argument("--force", action="store_true", help="replace an existing folder")
     rebuild.set_defaults(func=_regenerate_main)
+    submitted = actions.add_parser(
+        "check", help="check a submitted eval run: seal, manifest, every line scored again",
+        description="Check one Loop A run folder as `course compare` reads it: its manifest's "
+                    "fields and seal, each file's sha256, every result line scored again with "
+                    "the scorer version the manifest names, and the summary's counts. Exit 0 "
+                    "when all agree, 1 with one line saying what does not.")
+    submitted.add_argument("folder", type=Path, metavar="DIR", help="the run folder")
+    submitted.set_defaults(func=_check_main)
 
 
 def _report_leftovers() -> None:
@@ -105,8 +126,10 @@ def _groups(names: list[str]) -> list[tuple[str, ...]]:
 
 
 def _verify_main(args: Any) -> int:
-    """One line per run, in the registry's order, as soon as it and the runs before it are
-    checked (all of them take about two minutes in two processes)."""
+    """One line per run on stdout, in the order asked; meanwhile, on stderr, a line as each run
+    is done, `[k/N]` counting them (all of them take a few minutes in two processes). A stale
+    run (measured by another scorer version) is reported without being rebuilt, and then, once,
+    the command that regenerates the stale runs."""
     _report_leftovers()
     problem = count_problem("--jobs", args.jobs, 1, MAX_JOBS,
                             "one process per run at most, and each holds a run in memory")
@@ -116,28 +139,76 @@ def _verify_main(args: Any) -> int:
     for name in names:
         if name not in CANONICAL:
             verify([name])                      # the one-line error that names the known runs
-    results: dict[str, tuple[list[str], float]] = {}
-    groups = {name: group for group in _groups(names) for name in group}
-    failed = False
-    with ProcessPoolExecutor(args.jobs) as pool:
-        futures = ({} if args.jobs == 1 or len(set(groups.values())) == 1 else
-                   {g: pool.submit(_verify_group, g) for g in dict.fromkeys(groups.values())})
-        for name in names:
-            if name not in results:
-                group = groups[name]
-                done = futures[group].result() if futures else _verify_group(group)
-                results.update({n: (d, s) for n, d, s in done})
-            differences, seconds = results[name]
-            if differences:
-                failed = True
-                for difference in differences:   # names files found in runs/: escaped
-                    print(f"{name}: {one_line(difference)}", flush=True)
-            else:
-                print(f"{name}: ok (byte-identical, rebuilt in {seconds:.1f} s)", flush=True)
-    return 1 if failed else 0
+    old = [name for name in names if stale(name) is not None]
+    results: dict[str, tuple[list[str], float | None]] = {
+        name: (verify([name])[name], None) for name in old}
+    fresh = [name for name in names if name not in results]
+    groups = _groups(fresh)
+    print(f"verify: {len(fresh)} runs to rebuild in {min(args.jobs, len(groups) or 1)} "
+          f"processes, {len(old)} stale", file=sys.stderr, flush=True)
+    shown = 0
+
+    def done(checked: list[tuple[str, list[str], float]]) -> None:
+        """Record runs just checked; print, in the order asked, every run now ready."""
+        nonlocal shown
+        for name, differences, seconds in checked:
+            results[name] = (differences, seconds)
+            print(f"verify: [{len(results)}/{len(names)}] {name} done ({seconds:.1f} s)",
+                  file=sys.stderr, flush=True)
+        while shown < len(names) and names[shown] in results:
+            _print_verified(names[shown], *results[names[shown]])
+            shown += 1
+
+    done([])
+    if args.jobs == 1 or len(groups) <= 1:
+        for group in groups:
+            done(_verify_group(group))
+    else:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for future in as_completed([pool.submit(_verify_group, g) for g in groups]):
+                done(future.result())
+    if old:
+        print(f"stale: {', '.join(old)} (measured by another scorer version than the one they "
+              f"are built with now, {SCORER_VERSION}); regenerate them with "
+              f"`{REGENERATE_STALE}`, then review and commit the diff", flush=True)
+    return 1 if any(differences for differences, _ in results.values()) else 0
+
+
+def _print_verified(name: str, differences: list[str], seconds: float | None) -> None:
+    """`verify`'s line(s) for one run: each difference, or ok with the time it took."""
+    for difference in differences:               # names files found in runs/: escaped
+        print(f"{name}: {one_line(difference)}", flush=True)
+    if not differences:
+        print(f"{name}: ok (byte-identical, rebuilt in {seconds or 0:.1f} s)", flush=True)
 
 
 def _regenerate_main(args: Any) -> int:
-    path = regenerate(args.name, force=args.force)
-    print(f"wrote {display_path(path)}")
+    """One run by name; or, with `--scorer-dependent`, every stale run in the registry's
+    order (a comparison after the runs it reads), one line each as it is written."""
+    if not args.scorer_dependent:
+        path = regenerate(args.name, force=args.force)
+        print(f"wrote {display_path(path)}")
+        return 0
+    names = [name for name in CANONICAL if stale(name) is not None]
+    if not names:
+        print(f"no stale run: every canonical run was measured by the scorer version it is "
+              f"built with ({SCORER_VERSION}, or its pinned one)")
+    for k, name in enumerate(names, start=1):
+        start = time.perf_counter()
+        path = regenerate(name, force=True)
+        print(f"[{k}/{len(names)}] wrote {display_path(path)} "
+              f"({time.perf_counter() - start:.1f} s)", flush=True)
+    return 0
+
+
+def _check_main(args: Any) -> int:
+    """`course runs check DIR`: one line, `ok` (exit 0) or what does not hold (exit 1)."""
+    shown = one_line(display_path(args.folder))
+    try:
+        found = check_run(args.folder)
+    except RunError as err:
+        print(f"{shown}: not ok: {one_line(' '.join(str(err).split()))}")
+        return 1
+    print(f"{shown}: ok: seal and manifest intact, {found['n']} result lines scored again by "
+          f"{found['scorer_version']} agree ({found['passes']}/{found['n']} pass)")
     return 0

@@ -12,6 +12,12 @@ is registered here as a zero-argument function that returns its files (`RunFiles
   change. The new
   folder is written whole beside the old one and only then swapped in, so an interruption
   leaves either the old run or the new one, never a mixture or nothing.
+
+A change of scorer (a new `SCORER_VERSION`, docs/teacher/change-the-scorer.md) makes every
+canonical run measured by the old version STALE (`stale`): `verify` reports it without
+rebuilding it, and `course runs regenerate --scorer-dependent` rewrites exactly those runs, in
+the registry's order (a comparison after the runs it reads). Only `PINNED` runs keep an older
+version on purpose.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from course import runs
+from course import runs, scorer_v0
 from course.bandit import BanditConfig
 from course.evaluation import EvalConfig
 from course.goodhart import GoodhartConfig
@@ -48,14 +54,19 @@ from course.reports import (
     selection,
 )
 from course.rubrics import MatrixConfig
+from course.scorer import SCORER_VERSION
 from course.selection import SelectionConfig
+
+PINNED = {"run_019": scorer_v0.SCORER_VERSION}
+"""Canonical runs measured by an earlier, frozen scorer version on purpose (the forensics run);
+every other canonical run is measured by the current version, `SCORER_VERSION`."""
 
 CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_001": lambda: evaluation.build_run(EvalConfig(
         problems=DATA_DIR / "problems" / "dev.jsonl",
         rollouts=DATA_DIR / "rollouts" / "frozen_v1.jsonl",
         out=RUNS_DIR / "run_001"),
-        "Baseline: the strict-v1 scorer on the frozen v1 rollouts of the dev split.",
+        f"Baseline: the {SCORER_VERSION} scorer on the frozen v1 rollouts of the dev split.",
         record_git=False),
     "run_002": lambda: selection.build_run(SelectionConfig(), (
         "Loop B selection: Best-of-N, pass@k and two controls on the frozen N=8 pack."),
@@ -94,8 +105,8 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
         "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
         "sample."), record_git=False),
     "run_014": lambda: _eval("holdout", "holdout_v1", "run_014", (
-        "Holdout: the strict-v1 scorer on stand-in v1's rollouts of the 25 holdout problems, "
-        "the first run to read the holdout.")),
+        f"Holdout: the {SCORER_VERSION} scorer on stand-in v1's rollouts of the 25 holdout "
+        "problems, the first run to read the holdout.")),
     "run_015": lambda: _eval("holdout", "holdout_v2", "run_015", (
         "Holdout: stand-in v2 in place of v1 (run_014); same scorer, prompt version and "
         "sampling settings.")),
@@ -108,7 +119,7 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
         "Dev: stand-in v1 (run_001) against stand-in v2 (run_017), same walls.")),
     "run_019": lambda: _eval("dev", "frozen_v1", "run_019", (
         "Forensics: run_001's rollouts scored by the earlier scorer strict-v0, kept with its "
-        "bugs; read it beside run_001, never as a measurement."), scorer="strict-v0"),
+        "bugs; read it beside run_001, never as a measurement."), scorer=PINNED["run_019"]),
     "run_020": lambda: learn_family.build_run(learn_family.CONFIG, (
         "The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages on the token policy, "
         "strict reward and hackable proxy, everything else fixed."), record_git=False),
@@ -120,7 +131,7 @@ listed after them."""
 
 
 def _eval(split: str, rollouts: str, name: str, note: str,
-          scorer: str = "strict-v1") -> runs.RunFiles:
+          scorer: str = SCORER_VERSION) -> runs.RunFiles:
     """A Loop A run of `data/rollouts/<rollouts>.jsonl` on `data/problems/<split>.jsonl`."""
     return evaluation.build_run(EvalConfig(
         problems=DATA_DIR / "problems" / f"{split}.jsonl",
@@ -141,9 +152,30 @@ def _builder(name: str) -> Callable[[], runs.RunFiles]:
     return CANONICAL[name]
 
 
+def stale(name: str, root: Path = RUNS_DIR) -> str | None:
+    """The scorer version that measured the committed run `root / name` when it is not the one
+    the run is built with now (`PINNED`, else `SCORER_VERSION`): the run is stale after a
+    change of scorer. None when it is not stale, or when its manifest cannot be read (`verify`
+    then says why)."""
+    try:
+        recorded = runs.read_json(root / name, "manifest.json").get("scorer_version")
+    except runs.RunError:
+        return None
+    if not isinstance(recorded, str) or recorded == PINNED.get(name, SCORER_VERSION):
+        return None
+    return recorded
+
+
+REGENERATE_STALE = "course runs regenerate --scorer-dependent"
+"""The command that rewrites every stale run (`stale`)."""
+
+
 def verify(names: Iterable[str] | None = None,
            root: Path = RUNS_DIR) -> dict[str, list[str]]:
     """Rebuild each named run (all by default) and diff it against `root / name`.
+
+    A run measured by another scorer version than the one it is built with now (`stale`) is
+    not rebuilt: its one difference says so, and which command regenerates it.
 
     Returns name -> list of differences (empty when the committed folder is byte-identical and
     its seal, if it has one, matches its files: `runs.unsealed`). A committed folder that
@@ -156,6 +188,11 @@ def verify(names: Iterable[str] | None = None,
     for name in names or CANONICAL:
         builder = _builder(name)
         folder = root / name
+        if (old := stale(name, root)) is not None:
+            report[name] = [f"stale: measured by {old}, but it is now built with "
+                            f"{PINNED.get(name, SCORER_VERSION)} (the scorer changed); "
+                            f"regenerate the stale runs with `{REGENERATE_STALE}`"]
+            continue
         try:
             rebuilt = builder()
             if not os.path.lexists(folder):

@@ -19,13 +19,14 @@ from pathlib import PurePosixPath
 from typing import Any, BinaryIO
 
 from course import data, progress
-from course.evaluation import SCORERS, EvalConfig, Tally, score_pairs
+from course.evaluation import EvalConfig, Tally, score_pairs
 from course.formatting import fence_text, inline_code, one_line, percent, prose_text
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.locked_room import NOISE_MIN_EXAMPLES, NOISE_MIN_POINTS
 from course.paths import display_path
 from course.runs import RunFiles, manifest, sealed
 from course.scorer import SCORER_VERSION
+from course.scorers import SCORERS
 
 RESULTS = "results.jsonl"
 """The run's one large file: a line per example, streamed (`write_results`)."""
@@ -142,13 +143,14 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
         "",
     ]
     if version != SCORER_VERSION:  # an earlier instrument: say so before any number
+        # (without naming the current version: this run's bytes must not change with it)
         lines += [
             f"**An earlier scorer.** {inline_code(version)} is not the course's instrument "
-            f"({inline_code(SCORER_VERSION)}); it is kept for forensics only. Do not quote "
-            "these numbers as a measurement: put this run beside a "
-            f"{inline_code(SCORER_VERSION)} run of the same rollouts and explain every "
-            "example on which the two disagree. `course compare` refuses the pair, because "
-            "the scorer version differs.",
+            "(the current version, `course eval`'s default); it is kept for forensics only. "
+            "Do not quote these numbers as a measurement: put this run beside a run of the "
+            "same rollouts scored by the current version and explain every example on which "
+            "the two disagree. `course compare` refuses the pair, because the scorer version "
+            "differs.",
             "",
         ]
     lines += [
