@@ -14,6 +14,7 @@ from course import data
 from course.cli import main
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.reports import canonical
+from course.runs import fields_digest
 
 PROBLEMS = [{"id": "a", "prompt": "Compute 2+2.", "expected_answer": 4},
             {"id": "b", "prompt": "Compute 3*3.", "expected_answer": 9}]
@@ -96,6 +97,7 @@ def test_compare_prints_the_report_and_refuses_a_changed_room(files, tmp_path, c
 
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     manifest["prompt_version"] = "final-line-v2"
+    manifest["seal"] = fields_digest(manifest)  # resealed, so that the room is what refuses
     (tmp_path / "b" / "manifest.json").write_bytes(json_bytes(manifest))
     code, out, err = run(capsys, "compare", tmp_path / "a", tmp_path / "b")
     assert code == 2 and out == ""
