@@ -240,9 +240,14 @@ def serve(path: str) -> None:
 CHILD = ("import resource, sys\n"
          "limit = int(sys.argv[2]) * 2**20\n"
          "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+         "sys.path.insert(0, sys.argv[3])\n"
          "from course.sandbox import serve\n"
          "serve(sys.argv[1])\n")
-"""The child's program: the memory limit first, so that everything after it runs under it."""
+"""The child's program: the memory limit first, so that everything after it runs under it; then
+the grader's own copy of the `course` package (`python -I` ignores PYTHONPATH and the current
+folder), whose `serve` loads the file."""
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+"""The folder that holds the grader's `course` package."""
 
 CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
              "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -259,7 +264,7 @@ class Sandbox:
         self.deadline = time.monotonic() + limits.timeout
         env = {**os.environ, **CHILD_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", CHILD, str(path), str(limits.memory_mb)],
+            [sys.executable, "-I", "-c", CHILD, str(path), str(limits.memory_mb), PACKAGE_ROOT],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, start_new_session=True)  # its own process group: killed as a whole
         self.buffer = b""
