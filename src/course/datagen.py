@@ -595,9 +595,9 @@ HANDWRITTEN: dict[str, tuple[Callable[[Path], Any], str]] = {
                                           "completions that must score 1"),
     "golden/exploits.jsonl": (load_golden, "hand-written exploit suite: completions a weak "
                                            "rubric might reward; each must score 0"),
-    "kata/kata_m0.jsonl": (load_kata, "hand-written debugging kata (Milestone 0): 10 scored "
+    "kata/kata_m0.jsonl": (load_kata, "hand-written debugging kata (Milestone 0): scored "
                                       "examples as recorded at the time"),
-    "kata/kata_m5.jsonl": (load_kata, "hand-written harder debugging kata (Milestone 5): 10 "
+    "kata/kata_m5.jsonl": (load_kata, "hand-written harder debugging kata (Milestone 5): "
                                       "scored examples, each with the scorer_version that "
                                       "recorded it"),
 }
