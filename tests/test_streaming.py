@@ -1,11 +1,12 @@
 """`course eval` and `course compare` stream: the same pairs, results, errors and bytes as the
-in-memory path, whatever the order of the files, even when every id hashes alike; and a run
-whose stream fails leaves nothing behind. (Memory and time are measured, not tested:
-benchmarks/bench_streaming.py.)"""
+in-memory path, whatever the order of the files, even when every id hashes alike; a run whose
+stream fails leaves nothing behind; an input file changed during the run is refused in one
+line. (Memory and time are measured, not tested: benchmarks/bench_streaming.py.)"""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import pytest
@@ -125,3 +126,45 @@ def test_compare_survives_ids_that_all_hash_alike(tmp_path, hashing, capsys):
                      "--note", "n"]) == 0
     assert locked_room.compare_runs(tmp_path / "a", tmp_path / "b")["n"] == 15
     capsys.readouterr()
+
+
+def replace_with_all_correct(rollouts):
+    """Another valid rollouts file, every answer right, moved over the old one."""
+    fresh = rollouts.with_name("fresh.jsonl")
+    problems = data.load_problems(rollouts.with_name("problems.jsonl"))
+    write(fresh, [{"id": p["id"], "completion": f"Final: {p['expected_answer']}"}
+                  for p in problems])
+    os.replace(fresh, rollouts)
+
+
+def overwrite_in_place(rollouts):
+    """The same file (inode) written to: its bytes are no longer UTF-8 JSON."""
+    with open(rollouts, "r+b") as stream:
+        stream.write(b"\xff" * 40)
+
+
+@pytest.mark.parametrize("change", [replace_with_all_correct, overwrite_in_place])
+def test_a_rollouts_file_changed_during_eval_is_one_line_and_saves_nothing(tmp_path,
+                                                                         monkeypatch, capsys,
+                                                                         change):
+    """Issue 29, item 3: the file is checked, then read again to score; a change in between
+    would score unchecked content in silence (a replacement) or fail mid-way (an edit)."""
+    from course.cli import main
+    problems, rollouts = dataset(tmp_path, 30)
+    real = report.score_pairs
+
+    def changing(pairs, scorer):
+        for k, scored in enumerate(real(pairs, scorer)):
+            if k == 1:
+                change(rollouts)
+            yield scored
+
+    monkeypatch.setattr(report, "score_pairs", changing)
+    code = main(["eval", "--problems", str(problems), "--rollouts", str(rollouts),
+                 "--note", "n", "--out", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == (f"course eval: error: {rollouts}: changed while it was being evaluated "
+                   "(written to or replaced), so what was checked is not what was scored; "
+                   "nothing was saved: evaluate again once the file stays as it is\n")
+    assert not (tmp_path / "run").exists()

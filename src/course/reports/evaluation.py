@@ -13,9 +13,11 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import shlex
-from collections.abc import Mapping
-from pathlib import PurePosixPath
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from course import data, progress
@@ -55,29 +57,77 @@ def write_results(config: EvalConfig, note: str, sink: BinaryIO, *,
     runs were made in the same locked room. The manifest seals the other three files (their
     sha256 under `files`, `course.runs.sealed`), so `course compare` and `course runs verify`
     see an edit made after the fact. The origin is read first: a file that cannot be placed
-    fails before anything is scored.
+    fails before anything is scored. An input file written to or replaced during the run is
+    refused in one line (`_unchanged`): what was checked is what was scored and hashed.
     """
-    origin = data.origin(config.rollouts, config.provenance)
-    n, pairs = data.stream_pairs(config.problems, config.rollouts)
-    tally, digest = Tally(), hashlib.sha256()
-    results = score_pairs(progress.bar(pairs, n, "scoring"), config.scorer)
-    while chunk := list(itertools.islice(results, CHUNK)):   # CHUNK results at a time
-        lines = jsonl_bytes(chunk)
-        sink.write(lines)
-        digest.update(lines)
-        for result in chunk:
-            tally.add(result)
-    summary = tally.summary(config.scorer)
-    run_manifest = manifest(
-        kind="eval", note=note, config=_config_record(config),
-        inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
-        prompt_version=origin["prompt_version"], sampling=origin["sampling"],
-        origin=data.manifest_origin(origin), record_git=record_git,
-        scorer_version=config.scorer)
+    inputs = [config.problems, config.rollouts, *filter(None, [config.provenance])]
+    with _unchanged(inputs):
+        origin = data.origin(config.rollouts, config.provenance)
+        n, pairs = data.stream_pairs(config.problems, config.rollouts)
+        tally, digest = Tally(), hashlib.sha256()
+        results = score_pairs(progress.bar(pairs, n, "scoring"), config.scorer)
+        while chunk := list(itertools.islice(results, CHUNK)):   # CHUNK results at a time
+            lines = jsonl_bytes(chunk)
+            sink.write(lines)
+            digest.update(lines)
+            for result in chunk:
+                tally.add(result)
+        summary = tally.summary(config.scorer)
+        run_manifest = manifest(
+            kind="eval", note=note, config=_config_record(config),
+            inputs={"problems": config.problems, "rollouts": config.rollouts}, seed=None,
+            prompt_version=origin["prompt_version"], sampling=origin["sampling"],
+            origin=data.manifest_origin(origin), record_git=record_git,
+            scorer_version=config.scorer)
     return sealed(run_manifest, {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
         "summary.json": json_bytes(summary),
     }, streamed={RESULTS: digest.hexdigest()})
+
+
+def _fingerprint(path: Path) -> tuple[int, ...] | None:
+    """What changes when the file `path` is written to or replaced: its device and inode, its
+    size, and its modification and change times (the kernel sets the change time on every
+    write, and nobody can set it back); None when it cannot be found."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
+            status.st_ctime_ns)
+
+
+@contextmanager
+def _unchanged(paths: list[Path]) -> Iterator[None]:
+    """Refuse, with one `DataError`, a run during which one of its input files `paths` was
+    written to or replaced (`_fingerprint` before and after).
+
+    The files are read more than once (checked first, then paired and scored,
+    `data.stream_pairs`; hashed for the manifest), so a change meanwhile would score content
+    that was never checked, or fail in the middle in any way at all. Whatever fails once a
+    file has changed is reported as that change, on one line; nothing is saved. (A write in
+    the same clock tick as the file's previous change leaves its change time as it was; no
+    tool but a content hash of every read could see that.)"""
+    before = [_fingerprint(path) for path in paths]
+
+    def changed() -> Path | None:
+        return next((path for path, was in zip(paths, before, strict=True)
+                     if _fingerprint(path) != was), None)
+
+    try:
+        yield
+    except Exception:
+        if (path := changed()) is not None:
+            raise _changed(path) from None
+        raise
+    if (path := changed()) is not None:
+        raise _changed(path)
+
+
+def _changed(path: Path) -> data.DataError:
+    return data.DataError(path, None, None, "changed while it was being evaluated (written to "
+                          "or replaced), so what was checked is not what was scored; nothing "
+                          "was saved: evaluate again once the file stays as it is")
 
 
 def _config_record(config: EvalConfig) -> dict[str, Any]:
