@@ -10,10 +10,10 @@ import shutil
 import pytest
 from cli_run import one_error_line, run
 
-from course import tryit
+from course import check, data, datagen, tryit
 from course.exercises import EXERCISES
 from course.grading import CSV_FIELDS, TOTAL
-from course.paths import REPO_ROOT
+from course.paths import DATA_DIR, REPO_ROOT
 from course.scorer import SCORER_VERSION
 
 PICK_BEST = "def pick_best(samples):\n    return samples[-1]\n"  # wrong on most cases
@@ -85,3 +85,41 @@ def test_the_page_says_its_check_is_a_self_check(tmp_path):
     shown = json.loads(tryit.check_exercise("pick_best", PICK_BEST, str(tmp_path)))
     assert shown["status"] == "failing" and shown["note"] == tryit.SELF_CHECK
     assert "not a grade" in shown["note"] and "`course check`" in shown["note"]
+
+
+@pytest.mark.skipif(not (REPO_ROOT / "teacher").is_dir(),
+                    reason="needs teacher/ (the kata key and solution), which the students' "
+                           "copy leaves out")
+def test_adding_a_kata_item_as_the_grading_page_says_stays_green(tmp_path, monkeypatch):
+    """docs/teacher/grading.md, "Adding a kata item and its key", in a scratch copy: the data
+    folder, the key, the stub and the solution; no test and no checker is edited."""
+    data_dir, keys = tmp_path / "data", tmp_path / "keys"
+    shutil.copytree(DATA_DIR, data_dir)
+    keys.mkdir()
+    kata_file = data_dir / "kata" / "kata_m0.jsonl"
+    new_id = f"kata-{len(data.load_kata(kata_file)) + 1:02d}"
+    example = {"id": new_id, "prompt": f"Compute 6*7. {datagen.INSTRUCTION}",
+               "expected_answer": 42, "completion": "Final: 41", "reward": 0.0,
+               "code": "wrong_answer"}
+    with kata_file.open("a", encoding="ascii") as file:                    # step 1
+        file.write(json.dumps(example) + "\n")
+    key = json.loads((check.KEY_DIR / "teacher_key_m0.json").read_text(encoding="utf-8"))
+    key[new_id] = {"cause": "model_failure", "why": "6*7 is 42.", "fix": "Keep it."}
+    (keys / "teacher_key_m0.json").write_text(json.dumps(key), encoding="utf-8")  # step 2
+    stub = (REPO_ROOT / "workspace" / "kata_m0_labels.py").read_text(encoding="utf-8")
+    stub = stub.replace('    "kata-10": None,\n', f'    "kata-10": None,\n    "{new_id}": None,\n')
+    stub = stub.replace('    "kata-10": "",\n', f'    "kata-10": "",\n    "{new_id}": "",\n')
+    (tmp_path / "stub").mkdir()
+    (tmp_path / "stub" / "kata_m0_labels.py").write_text(stub, encoding="utf-8")  # step 3
+    solution = (REPO_ROOT / "teacher" / "solutions" / "kata_m0_labels.py").read_text(
+        encoding="utf-8") + f'\nLABELS["{new_id}"] = "model_failure"\nFIXES["{new_id}"] = "k"\n'
+    (tmp_path / "solution").mkdir()
+    (tmp_path / "solution" / "kata_m0_labels.py").write_text(solution, encoding="utf-8")  # 4
+    datagen.write_data(datagen.build_data(source=data_dir), data_dir, replace=True)  # step 5
+    assert datagen.check(data_dir) == []
+    monkeypatch.setattr(check, "DATA_DIR", data_dir)
+    monkeypatch.setattr(check, "KEY_DIR", keys)
+    started = check.check("kata", tmp_path / "stub")
+    assert started.status == "not started" and new_id in started.message
+    report = check.check("kata", tmp_path / "solution")
+    assert report.status == "passing" and report.cases[-1].name == new_id
