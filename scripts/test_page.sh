@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Test the one page you are editing, in seconds:
 #   bash scripts/test_page.sh docs/lessons/m1-reinforce.md
-# A Markdown page (a lesson, a map, the rules, ...): its Python blocks, collected as the full
+# First, what the strict build would refuse (scripts/check_page.py): the page left out of the
+# nav; for a Markdown page also a wrong Try-it box, a link to a missing page or anchor, and a
+# lesson longer than one sitting; each one line, `page:line: what is wrong (what it is about)`.
+# Then a Markdown page (a lesson, a map, the rules, ...): its Python blocks, collected as the full
 # test run collects them (blocks in admonitions and tabs included: tests/conftest.py), its
 # predictions (tests/site/test_predictions.py) and the numbers its prose quotes
 # (tests/site/test_prose_numbers.py), each selected by this page's exact test id.
@@ -27,15 +30,17 @@ start_ms=$(($(date +%s%N) / 1000000))
 status=0
 case "$page" in
   docs/labs/lab_*.py)
+    .venv/bin/python scripts/check_page.py "$page" || status=1
     # Agg: a plt.show() in the lab must not open a window and wait.
     log=$(mktemp)
     trap 'rm -f "$log"' EXIT
-    MPLBACKEND=Agg .venv/bin/python "$page" >"$log" 2>&1 || status=1
-    if [ "$status" -ne 0 ]; then
+    if ! MPLBACKEND=Agg .venv/bin/python "$page" >"$log" 2>&1; then
       tail -n 40 "$log"
+      status=1
     fi
     ;;
   docs/*.md)
+    .venv/bin/python scripts/check_page.py "$page" || status=1
     # -k: each test named with this page's parameter, in brackets, so that another page's
     # test never matches (stem `index` would match five pages); markdown-docs = its blocks.
     select="markdown-docs or test_predictions_come_before_their_answers[${page#docs/}]"
@@ -43,11 +48,13 @@ case "$page" in
     if [[ "$page" == docs/lessons/* ]]; then
       select="$select or test_every_lesson_asks_for_predictions[$(basename "$page")]"
     fi
+    tested=0
     .venv/bin/pytest -q -p no:cacheprovider "$page" tests/site/test_predictions.py \
-      tests/site/test_prose_numbers.py -k "$select" || status=$?
-    if [ "$status" -eq 5 ]; then   # pytest: no test selected
+      tests/site/test_prose_numbers.py -k "$select" || tested=$?
+    if [ "$tested" -eq 5 ]; then   # pytest: no test selected
       echo "test_page: $page has no Python block and no check of its own"
-      status=0
+    elif [ "$tested" -ne 0 ]; then
+      status=1
     fi
     ;;
   *)

@@ -63,22 +63,28 @@ def test_a_path_that_is_not_a_page_is_one_clear_line(path, says):
 
 @pytest.fixture
 def mini_repo(tmp_path: Path) -> Path:
-    """The script and the tests it runs, copied; the real .venv and runs/ linked."""
-    shutil.copytree(REPO / "tests", tmp_path / "tests",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    """The script, the checks and tests it runs and what they read, copied; the real .venv and
+    runs/ linked."""
+    for folder in ("tests", "site_hooks"):
+        shutil.copytree(REPO / folder, tmp_path / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "scripts").mkdir()
-    shutil.copy(TEST_PAGE, tmp_path / "scripts")
-    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    for name in (TEST_PAGE, REPO / "scripts" / "check_page.py"):
+        shutil.copy(name, tmp_path / "scripts")
+    for name in ("pyproject.toml", "mkdocs.yml"):
+        shutil.copy(REPO / name, tmp_path)
     for linked in (".venv", "runs"):
         (tmp_path / linked).symlink_to(REPO / linked)
     return tmp_path
 
 
-def test_a_broken_block_and_a_wrong_number_fail_with_the_page_named(mini_repo: Path):
+def test_a_broken_page_fails_with_each_mistake_named(mini_repo: Path):
     page = mini_repo / "docs" / "maps" / "broken.md"
     page.parent.mkdir(parents=True)
     page.write_text(textwrap.dedent("""\
-        # A page with two mistakes
+        # A page with four mistakes (one: it is not in the nav)
+
+        See [the map](three-loops.md).
 
         ```python
         rate = 34 / 66
@@ -93,6 +99,10 @@ def test_a_broken_block_and_a_wrong_number_fail_with_the_page_named(mini_repo: P
         """), encoding="utf-8")
     code, output = run_test_page("docs/maps/broken.md", mini_repo)
     assert code == 1, output
+    checked = ("docs/maps/broken.md:1: not listed in mkdocs.yml's nav, so the strict build fails; "
+               "add `- Title: maps/broken.md` in its section (nav)\n"
+               "docs/maps/broken.md:3: no file docs/maps/three-loops.md (link three-loops.md)\n")
+    assert checked in output, output
     assert "FAILED docs/maps/broken.md::[CodeFence#2]" in output, output
     assert "FAILED tests/site/test_prose_numbers.py::test_prose_numbers[docs/maps/broken.md]" \
         in output and '"0.6152" matches nothing' in output, output
