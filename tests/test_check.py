@@ -427,6 +427,7 @@ def test_kata_m5_is_registered_and_uses_the_canonical_layout():
 
 # -- keeping the solutions out of the students' copy ------------------------------------------
 
+@needs_teacher
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_git_archive_leaves_the_teacher_folder_out(tmp_path):
     repo = tmp_path / "repo"
