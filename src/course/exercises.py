@@ -56,7 +56,8 @@ class Exercise:
 
 EXERCISES: dict[str, Exercise] = {e.name: e for e in (
     Exercise("kata", "M0", "kata_m0_labels.py",
-             "every example of the Milestone 0 kata has the key's cause and a proposed fix",
+             "every example of the Milestone 0 kata has the key's cause (without the key: a "
+             "known cause) and a proposed fix",
              "Decide who was wrong: the policy (model_failure), the scorer of the time "
              "(verifier_bug), the prompt (ambiguous_spec), or a weak rubric that was gamed "
              "(reward_hack). Re-score the completion with `course score` to compare."),
@@ -87,7 +88,8 @@ EXERCISES: dict[str, Exercise] = {e.name: e for e in (
              "`course rubrics` shows what each weak rubric admits; write a completion that "
              "is wrong or out of spec but walks through one of those holes."),
     Exercise("kata_m5", "M5", "kata_m5_labels.py",
-             "every example of the Milestone 5 kata has the key's cause and a proposed fix",
+             "every example of the Milestone 5 kata has the key's cause (without the key: a "
+             "known cause) and a proposed fix",
              "Look at scorer_version first: a reward recorded by an old or weak scorer must "
              "be re-scored (`course score`) before you blame the policy."),
 )}
