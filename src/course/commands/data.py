@@ -1,15 +1,33 @@
 """`course data generate | check`: the synthetic data rewritten from its seed, or checked
-byte for byte against the generator and `data/provenance.json`."""
+byte for byte against the generator and `data/provenance.json`.
+
+A generated file that differs is shown at its first differing line, and the advice never runs
+the generator over a hand edit: the generator owns those files, so a change (a new problem) is
+made in its tables and then regenerated. When no generated file differs (a hand-written file,
+the golden sets or the kata, changed, and `provenance.json` and `README.md` no longer describe
+it), regenerating rewrites the descriptions only."""
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 from course.commands.options import UsageError
-from course.datagen import SEED, build_data, check, write_data
-from course.formatting import one_line, terminal_text
+from course.datagen import HANDWRITTEN, SEED, build_data, check, write_data
+from course.formatting import one_line, short_literal, terminal_text
 from course.paths import DATA_DIR, display_path
+
+DESCRIPTIONS = ("provenance.json", "README.md")
+"""The files the generator writes about the others: they change when a hand-written one does."""
+OWNED_ADVICE = (
+    "The generator (src/course/datagen.py) owns these files: a line added or changed by hand is "
+    "lost the next time it runs. Make the change in the generator instead (a new problem: one "
+    "more in its shape's count in PLANS, and a new shape in SHAPES if none fits), then "
+    "regenerate with `course data generate` and review the diff.")
+KEPT_ADVICE = (
+    "No generated file differs: `course data generate` rewrites provenance.json and README.md "
+    "(and a missing file) and leaves the hand-written files ({}) as they are; review the diff.")
 
 
 def register(subparsers: Any) -> None:
@@ -39,13 +57,32 @@ def _generate(args: Any) -> int:
     return 0
 
 
+def first_difference(name: str, have: bytes, want: bytes) -> str:
+    """Where the file `name` holding `have` first departs from the generator's `want`: its line,
+    as the file has it and as the generator writes it (nothing, past an end)."""
+    pairs = zip_longest(have.splitlines(), want.splitlines())
+    number, (ours, theirs) = next((n, pair) for n, pair in enumerate(pairs, start=1)
+                                  if pair[0] != pair[1])
+
+    def shown(line: bytes | None) -> str:
+        return "nothing" if line is None else short_literal(line.decode("utf-8", "replace"), 80)
+
+    return (f"{display_path(DATA_DIR / name)}:{number}: the file has {shown(ours)}, the "
+            f"generator writes {shown(theirs)}")
+
+
 def _check(args: Any) -> int:
     problems = check()
     for problem in problems:
         print(terminal_text(problem))  # names from provenance.json are data
-    if problems:
-        print(f"{len(problems)} problem(s); if the change was on purpose, run "
-              "`course data generate` and review the diff")
-        return 1
-    print("data/ matches the generator, and provenance.json matches every file")
-    return 0
+    if not problems:
+        print("data/ matches the generator, and provenance.json matches every file")
+        return 0
+    expected = build_data(SEED, source=DATA_DIR)
+    owned = [name for name, content in expected.items() if name not in DESCRIPTIONS
+             and (DATA_DIR / name).is_file() and (DATA_DIR / name).read_bytes() != content]
+    for name in owned:
+        print(first_difference(name, (DATA_DIR / name).read_bytes(), expected[name]))
+    print(f"{len(problems)} problem(s).")
+    print(OWNED_ADVICE if owned else KEPT_ADVICE.format(", ".join(HANDWRITTEN)))
+    return 1
