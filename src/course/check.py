@@ -44,10 +44,9 @@ labels.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -60,8 +59,10 @@ from course.exercises import (
     EXERCISES,
     STDLIB_CHECKERS,
     Case,
+    Checker,
     NotStarted,
     Report,
+    StudentModule,
     _attribute,
     _call,
     _function,
@@ -151,7 +152,7 @@ def _pair_problem(got: Any, length: int) -> str | None:
     return None
 
 
-def check_reinforce_step(module: ModuleType) -> list[Case]:
+def check_reinforce_step(module: StudentModule) -> list[Case]:
     reinforce_step = _function(module, "reinforce_step")
     cases = []
     for name, theta, action, reward, baseline, lr, note in _reinforce_cases():
@@ -204,7 +205,7 @@ _RETURN_TABLE = (
 )
 
 
-def check_trajectory_return(module: ModuleType) -> list[Case]:
+def check_trajectory_return(module: StudentModule) -> list[Case]:
     trajectory_return = _function(module, "trajectory_return")
     returns_to_go = _function(module, "returns_to_go")
     cases = []
@@ -257,7 +258,7 @@ def _kl_cases() -> list[tuple[str, np.ndarray, np.ndarray, str]]:
     return rows
 
 
-def check_kl(module: ModuleType) -> list[Case]:
+def check_kl(module: StudentModule) -> list[Case]:
     kl_divergence = _function(module, "kl_divergence")
     cases = []
     for name, p, q, note in _kl_cases():
@@ -323,7 +324,7 @@ def _kata_case(example: Mapping[str, Any], label: Any, fix: Any,
     return Case(kata_id, True, given, answer["cause"], label)
 
 
-def check_kata(which: str, module: ModuleType) -> list[Case]:
+def check_kata(which: str, module: StudentModule) -> list[Case]:
     kata = load_kata(DATA_DIR / "kata" / f"kata_{which}.jsonl")
     ids = [example["id"] for example in kata]
     key = _kata_key(which, ids)
@@ -345,7 +346,7 @@ def check_kata(which: str, module: ModuleType) -> list[Case]:
     return cases
 
 
-CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
+CHECKERS: dict[str, Checker] = {
     "kata": partial(check_kata, "m0"),
     "reinforce_step": check_reinforce_step,
     "trajectory_return": check_trajectory_return,

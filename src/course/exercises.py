@@ -176,18 +176,22 @@ def loaded_here(path: Path) -> Iterator[ModuleType]:
     yield load_student_file(path)
 
 
-Loader = Callable[[Path], AbstractContextManager[Any]]
+StudentModule = Any
+"""What a checker reads the student's names from: a module of this process (`loaded_here`), or
+in `course check` the sandbox's stand-in (`course.sandbox.RemoteModule`)."""
+Checker = Callable[[StudentModule], list[Case]]
+Loader = Callable[[Path], AbstractContextManager[StudentModule]]
 """How `run_check` gets the student's module: `loaded_here`, or `course.sandbox.sandboxed`."""
 
 
-def _function(module: ModuleType, name: str) -> Callable[..., Any]:
+def _function(module: StudentModule, name: str) -> Callable[..., Any]:
     function = getattr(module, name, None)
     if not callable(function):
         raise Broken(f"the file has no function `{name}`: keep the stub's name and signature")
     return function
 
 
-def _attribute(module: ModuleType, name: str, kind: type) -> Any:
+def _attribute(module: StudentModule, name: str, kind: type) -> Any:
     value = getattr(module, name, None)
     if not isinstance(value, kind):
         raise Broken(f"the file needs `{name}` to be a {kind.__name__}, "
@@ -266,7 +270,7 @@ def _sample_text(sample: Any) -> str:
     return f"{sample!r:.60} (expected one of the sample dicts itself)"
 
 
-def check_pick_best(module: ModuleType) -> list[Case]:
+def check_pick_best(module: StudentModule) -> list[Case]:
     pick_best = _function(module, "pick_best")
     cases = []
     for name, samples, note in _pick_cases():
@@ -306,7 +310,7 @@ def _spec_case_problem(item: Any) -> str | None:
     return None
 
 
-def check_spec_tests(module: ModuleType) -> list[Case]:
+def check_spec_tests(module: StudentModule) -> list[Case]:
     spec_cases = _attribute(module, "SPEC_CASES", list)
     if not spec_cases:
         raise NotStarted("SPEC_CASES is still empty: add your cases between the YOUR CODE lines")
@@ -366,7 +370,7 @@ def _exploit_problem(item: Any) -> str | None:
     return None
 
 
-def check_red_team(module: ModuleType) -> list[Case]:
+def check_red_team(module: StudentModule) -> list[Case]:
     exploits = _attribute(module, "EXPLOITS", list)
     if not exploits:
         raise NotStarted("EXPLOITS is still empty: add your exploits between the YOUR CODE lines")
@@ -409,7 +413,7 @@ def check_red_team(module: ModuleType) -> list[Case]:
     return cases
 
 
-STDLIB_CHECKERS: dict[str, Callable[[ModuleType], list[Case]]] = {
+STDLIB_CHECKERS: dict[str, Checker] = {
     "pick_best": check_pick_best,
     "spec_tests": check_spec_tests,
     "red_team": check_red_team,
@@ -453,7 +457,7 @@ def _where(error: BaseException, path: Path) -> str:
     return f"{display_path(path)}, line {line}: {text.strip()}"
 
 
-def run_check(exercise: Exercise, path: Path, checker: Callable[[Any], list[Case]],
+def run_check(exercise: Exercise, path: Path, checker: Checker,
               load: Loader = loaded_here) -> Report:
     """Run `checker` on the student's file at `path`, loaded by `load`, and sum it up as a
     `Report`: not started, passing, failing, or an error named at the student's own line (or,

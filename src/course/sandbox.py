@@ -71,7 +71,7 @@ MAX_DEPTH = 40
 """Nesting depth of a value that crosses; deeper parts come back as their repr text."""
 MAX_REPR = 200
 """Characters of an unknown object's repr text."""
-FLOAT_KINDS = "biuf"
+NUMBER_KINDS = "biuf"
 """numpy dtype kinds that cross as arrays and scalars (bool, int, unsigned, float)."""
 
 # -- 1. plain data --------------------------------------------------------------------------------
@@ -119,10 +119,10 @@ def encode(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         return {"$": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)]
                                    for k, v in value.items()]}
-    if np is not None and kind is np.ndarray and value.dtype.kind in FLOAT_KINDS:
+    if np is not None and kind is np.ndarray and value.dtype.kind in NUMBER_KINDS:
         return {"$": "ndarray", "dtype": value.dtype.str,
-                "v": encode(value.tolist(), depth + 1 - value.ndim)}
-    if np is not None and isinstance(value, np.generic) and value.dtype.kind in FLOAT_KINDS:
+                "v": encode(value.tolist(), depth + 1)}
+    if np is not None and isinstance(value, np.generic) and value.dtype.kind in NUMBER_KINDS:
         return {"$": "scalar", "dtype": value.dtype.str, "v": encode(value.item(), depth + 1)}
     return _repr(value)
 
@@ -153,7 +153,7 @@ def decode(data: Any) -> Any:
         import numpy as np  # the child needs it only when it is sent an array
 
         dtype = np.dtype(str(data.get("dtype")))
-        if dtype.kind not in FLOAT_KINDS:
+        if dtype.kind not in NUMBER_KINDS:
             raise ValueError(f"dtype {dtype} does not cross")
         array = np.array(decode(inner), dtype=dtype)
         return array if tag == "ndarray" else array[()]
@@ -194,11 +194,15 @@ def _raised(error: BaseException, path: Path) -> dict[str, Any]:
                        "line": line, "text": text[:MAX_REPR]}}
 
 
+_MISSING: Any = object()
+"""What `getattr` gives the child for a name the student's module does not have."""
+
+
 def _answer(module: Any, request: dict[str, Any], path: Path) -> dict[str, Any]:
     """The reply to one request: `get` an attribute, or `call` a function with arguments."""
-    value = getattr(module, request["name"], _answer)  # _answer: a marker for "missing"
+    value = getattr(module, request["name"], _MISSING)
     if request["op"] == "get":
-        if value is _answer:
+        if value is _MISSING:
             return {"missing": True}
         return {"function": True} if callable(value) else {"value": encode(value)}
     args = [decode(arg) for arg in request["args"]]
@@ -228,13 +232,14 @@ def serve(path: str) -> None:
     try:
         module = load_student_file(student)
     except NotStarted:
-        return reply({"not_started": True})
+        reply({"not_started": True})
+        return
     except StudentError as err:
-        return reply(_raised(err.error, student))
+        reply(_raised(err.error, student))
+        return
     reply({"loaded": True})
     for line in requests:
         reply(_answer(module, json.loads(line), student))
-    return None
 
 
 CHILD = ("import resource, sys\n"
