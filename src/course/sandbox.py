@@ -255,8 +255,11 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 """The folder that holds the grader's `course` package."""
 
 CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-             "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-"""One thread for numpy's linear algebra (many children may run at once), stable hashes."""
+             "LANG": "C.UTF-8"}
+"""The child's whole environment, with the grader's PATH: one thread for numpy's linear algebra
+(many children may run at once), and none of the grader's other variables (a token in the
+environment of a CI job is not the student's to read). `python -I -B` ignores every PYTHON*
+variable, the current folder and the user's site-packages, and writes no bytecode."""
 
 
 # -- 3. the grader's side: the child process, the module and its functions ---------------------
@@ -267,9 +270,10 @@ class Sandbox:
     def __init__(self, path: Path, limits: Limits):
         self.limits = limits
         self.deadline = time.monotonic() + limits.timeout
-        env = {**os.environ, **CHILD_ENV}
+        env = {"PATH": os.environ.get("PATH", os.defpath), **CHILD_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", CHILD, str(path), str(limits.memory_mb), PACKAGE_ROOT],
+            [sys.executable, "-I", "-B", "-c", CHILD, str(path), str(limits.memory_mb),
+             PACKAGE_ROOT],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, start_new_session=True)  # its own process group: killed as a whole
         self.buffer = b""
@@ -292,7 +296,7 @@ class Sandbox:
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than json parses
             reply = None
         if not isinstance(reply, dict):
             raise Aborted(f"the file's process sent a reply that is not data while {during}")
@@ -339,7 +343,7 @@ def _raise_from(reply: dict[str, Any], during: str, limits: Limits) -> None:
 def _decoded(data: Any, during: str) -> Any:
     try:
         return decode(data)
-    except (ValueError, TypeError, OverflowError) as err:
+    except (ValueError, TypeError, OverflowError, RecursionError) as err:
         raise Aborted(f"the file's process sent a value that is not data while {during}: "
                       f"{err}") from None
 
