@@ -1,10 +1,10 @@
 """The student's file runs in a separate Python process, so that nothing in it can change a grade.
 
-`course check` used to import the student's file into its own process. The student's code could
-then replace the checker's comparison, print a fake report, end the grader with `os._exit(0)`,
-or hang it. Here the file runs in a CHILD process (`serve`), under a time limit per exercise
-and a memory limit, with its prints thrown away; the checker, its reference values and its
-comparisons run only in the grader's process.
+Imported into the grader's own process, the student's code could replace the checker's
+comparison, print a fake report, end the grader with `os._exit(0)`, or hang it. So `course
+check` runs the file in a CHILD process (`serve`), under a time limit per exercise and a memory
+limit, with its prints thrown away; the checker, its reference values and its comparisons run
+only in the grader's process.
 
 The checker does not change: it still receives a "module". `sandboxed(path, limits)` yields a
 `RemoteModule` whose attribute reads and function calls are requests to the child, sent as one
