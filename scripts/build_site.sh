@@ -4,7 +4,8 @@
 # Front-end assets (Mermaid, MathJax, Pyodide) come from node_modules/, installed here with
 # `npm ci` when missing or older than package-lock.json. Expects .venv/ (scripts/setup.sh makes
 # it).
-# Extra arguments go to `mkdocs build` (for example: --site-dir /tmp/site).
+# Extra arguments go to `mkdocs build` (for example: --site-dir /tmp/site). The edition is
+# COURSE_EDITION's: the student edition unless it says `teacher` (site_hooks/editions.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +21,4 @@ fi
 start_ms=$(($(date +%s%N) / 1000000))
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --clean "$@"
 elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms))
-echo "build_site: strict build finished in $((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100)) s"
+echo "build_site: strict build (${COURSE_EDITION:-student} edition) finished in $((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100)) s"

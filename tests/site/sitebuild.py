@@ -28,11 +28,14 @@ class Build:
 
 
 def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
-               config: Path = REPO / "mkdocs.yml", site_url: str | None = None) -> Build:
+               config: Path = REPO / "mkdocs.yml", site_url: str | None = None,
+               edition: str = "student") -> Build:
     """`mkdocs build --strict` of `config` into `out`; returns the outcome, never raises.
-    `site_url` is the address the site will be served at (instant navigation needs it)."""
+    `site_url` is the address the site will be served at (instant navigation needs it);
+    `edition` is the edition built (site_hooks/editions.py), whatever the caller's shell says."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    for name, value in (("COURSE_SITE_EXTRA_RUNS", extra_runs), ("COURSE_SITE_URL", site_url)):
+    for name, value in (("COURSE_SITE_EXTRA_RUNS", extra_runs), ("COURSE_SITE_URL", site_url),
+                        ("COURSE_EDITION", edition)):
         env.pop(name, None)
         if value is not None:
             env[name] = str(value)
@@ -41,6 +44,28 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
                            "--site-dir", str(out)], cwd=config.parent, env=env,
                           capture_output=True, text=True, timeout=600)
     return Build(out, time.perf_counter() - start, done.returncode, done.stdout + done.stderr)
+
+
+MINIMAL_NAV = "nav:\n  - Home: index.md\n  - Runs: runs/index.md\n"
+
+
+def mini_repo(root: Path, docs: dict[str, str], nav: str = MINIMAL_NAV,
+              node_modules: bool = True) -> Path:
+    """The real mkdocs.yml, hooks and overrides around a small docs/ folder (and a custom
+    nav)."""
+    root.mkdir(parents=True, exist_ok=True)
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    (root / "mkdocs.yml").write_text(config[: config.index("\nnav:\n") + 1] + nav,
+                                     encoding="utf-8")
+    links = ["site_hooks", "overrides", "package.json", "src"]
+    links += ["node_modules"] if node_modules else []
+    for name in links:
+        os.symlink(REPO / name, root / name)
+    (root / "runs").mkdir()
+    for name, text in docs.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    return root
 
 
 def site_pages(site: Path) -> list[str]:

@@ -5,7 +5,6 @@ that raises, a broken run file, front-end assets not installed)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from html import unescape
@@ -13,7 +12,17 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from sitebuild import FIXTURE_RUNS, REPO, Build, build_site, load_hook, page_file, site_pages
+from sitebuild import (
+    FIXTURE_RUNS,
+    MINIMAL_NAV,
+    REPO,
+    Build,
+    build_site,
+    load_hook,
+    mini_repo,
+    page_file,
+    site_pages,
+)
 
 
 def test_strict_build_succeeds_and_has_every_part(built_site: Build):
@@ -192,26 +201,6 @@ def test_the_lab_ipynb_is_the_same_bytes_at_every_build():
 
 
 # -- the failures: a miniature repository with one mistake each -------------------------------
-
-MINIMAL_NAV = "nav:\n  - Home: index.md\n  - Runs: runs/index.md\n"
-
-
-def mini_repo(root: Path, docs: dict[str, str], nav: str = MINIMAL_NAV,
-              node_modules: bool = True) -> Path:
-    """The real mkdocs.yml and hooks around a small docs/ folder (and a custom nav)."""
-    root.mkdir(parents=True, exist_ok=True)
-    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
-    (root / "mkdocs.yml").write_text(config[: config.index("\nnav:\n") + 1] + nav,
-                                     encoding="utf-8")
-    links = ["site_hooks", "package.json", "src"] + (["node_modules"] if node_modules else [])
-    for name in links:
-        os.symlink(REPO / name, root / name)
-    (root / "runs").mkdir()
-    for name, text in docs.items():
-        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    return root
-
 
 def mini_build(root: Path, extra_runs: Path | None = None) -> Build:
     return build_site(root / "site", extra_runs=extra_runs, config=root / "mkdocs.yml")
