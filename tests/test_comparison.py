@@ -12,6 +12,8 @@ from course import data, locked_room, runs
 from course.jsonfiles import jsonl_bytes
 from course.paths import RUNS_DIR, sha256_file
 from course.reports import canonical, comparison
+from course.scorer import SCORER_VERSION
+from course.scorers import SCORERS
 
 PROBLEMS = [{"id": f"p{i}", "prompt": f"Compute {i}+{i}.", "expected_answer": 2 * i}
             for i in range(10)]
@@ -88,7 +90,7 @@ def test_compare_out_saves_what_it_prints_and_pins_both_runs(room, capsys):
     assert set(manifest["inputs"]) == {f"run_{s}/{f}" for s in "ab"
                                        for f in ("manifest.json", "results.jsonl")}
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "| scorer_version | `strict-v1` |" in readme
+    assert f"| scorer_version | `{SCORER_VERSION}` |" in readme
     assert "- fail -> pass: `p1`, `p2`" in readme and "- pass -> fail: `p9`" in readme
     assert "course compare " in readme and "--note 'b versus a'" in readme
 
@@ -101,7 +103,8 @@ def test_a_refused_comparison_exits_2_on_one_line_and_writes_nothing(room, capsy
     old = evaluate(capsys, room, "better", "--scorer", "strict-v0")
     code, out, err = run(capsys, "compare", base, old, "--note", "n", "--out", room / "cmp")
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and 'scorer_version differs (A: "strict-v1", B: "strict-v0")' in err
+    assert err.count("\n") == 1
+    assert f'scorer_version differs (A: "{SCORER_VERSION}", B: "strict-v0")' in err
     assert not (room / "cmp").exists()
     assert runs.leftover_partials(room) == []
 
@@ -124,7 +127,7 @@ def test_eval_scorer_is_recorded_and_an_unknown_one_is_refused(room, capsys):
                          "--out", room / "v9")
     assert code == 2 and out == ""
     assert err == ("course eval: error: --scorer: unknown scorer version 'strict-v9'; "
-                   "known: strict-v1, strict-v0\n")
+                   f"known: {', '.join(SCORERS)}\n")
     assert not (room / "v9").exists()
 
 
@@ -132,6 +135,13 @@ def test_eval_scorer_is_recorded_and_an_unknown_one_is_refused(room, capsys):
 
 def summary(name: str) -> dict:
     return runs.read_json(RUNS_DIR / name, "summary.json")
+
+
+def quoted(name: str, file: str) -> str:
+    """What to do when a committed run no longer has the numbers a table below quotes."""
+    return (f"runs/{name}/{file} no longer holds the numbers this test quotes: after a "
+            "deliberate change (of the scorer, say: docs/teacher/change-the-scorer.md), copy "
+            "the new ones from the regenerated file into this table")
 
 
 @pytest.mark.parametrize(("name", "scorer", "passes", "n", "ci"), [
@@ -142,8 +152,8 @@ def summary(name: str) -> dict:
 ])
 def test_the_new_eval_runs_key_numbers(name, scorer, passes, n, ci):
     numbers = summary(name)
-    assert (numbers["scorer_version"], numbers["passes"], numbers["n"]) == (scorer, passes, n)
-    assert numbers["pass_rate_ci95"] == ci
+    assert (numbers["scorer_version"], numbers["passes"], numbers["n"], numbers[
+        "pass_rate_ci95"]) == (scorer, passes, n, ci), quoted(name, "summary.json")
     assert runs.read_json(RUNS_DIR / name, "manifest.json")["scorer_version"] == scorer
 
 
@@ -155,9 +165,9 @@ def test_the_new_eval_runs_key_numbers(name, scorer, passes, n, ci):
 ])
 def test_the_saved_comparisons_key_numbers(name, passes, interval, flips, verdict):
     report = runs.read_json(RUNS_DIR / name, "comparison.json")
-    assert (report["passes_a"], report["passes_b"]) == passes
-    assert report["difference_ci95"] == interval
-    assert report["flips"] == flips and report["verdict"] == verdict
+    assert ((report["passes_a"], report["passes_b"]), report["difference_ci95"],
+            report["flips"], report["verdict"]) == (passes, interval, flips, verdict), quoted(
+        name, "comparison.json")
     assert (report["policy_a"], report["policy_b"]) == ("scripted-stand-in-v1",
                                                         "scripted-stand-in-v2")
     text = (RUNS_DIR / name / "comparison.txt").read_text(encoding="utf-8")
@@ -176,7 +186,7 @@ def test_holdout_interval_contains_zero_and_excludes_the_dev_gain():
 
 
 @pytest.mark.parametrize(("a", "b", "says"), [
-    ("run_019", "run_001", 'scorer_version differs (A: "strict-v0", B: "strict-v1")'),
+    ("run_019", "run_001", f'scorer_version differs (A: "strict-v0", B: "{SCORER_VERSION}")'),
     ("run_014", "run_001", "dataset (problems sha256) differs"),
     ("run_016", "run_015", "is a 'comparison' run: only Loop A evaluation runs"),
 ])
@@ -207,3 +217,47 @@ def test_the_readme_states_the_noise_rule_boundary_the_verdict_uses(moved, n, ve
     report = {"n": n, "passes_a": 30, "passes_b": 30 + moved}
     assert locked_room.noise_verdict(30, 30 + moved, n, (-0.1, 0.1)) == verdict
     assert "a change of at most 5 points is treated as noise" in comparison._noise_rule(report)
+
+
+# -- a forged run: hashes recomputed, rewards rewritten (issue 29) -------------------------------
+
+def forge(run, edit):
+    """Rewrite a run's files with `edit` and recompute every hash of its seal, as anyone can:
+    the seal is an unkeyed hash inside the folder it seals."""
+    files = runs.read_files(run)
+    record = json.loads(files.pop("manifest.json"))
+    del record[runs.SEAL], record[runs.FIELDS_SEAL]
+    for name, content in runs.sealed(record, edit(files)).items():
+        (run / name).write_bytes(content)
+
+
+def all_pass(files):
+    lines = [json.loads(line) for line in files["results.jsonl"].splitlines()]
+    forged = [{**line, "reward": 1.0, "details": {**line["details"], "code": "correct"}}
+              for line in lines]
+    return {**files, "results.jsonl": jsonl_bytes(forged)}
+
+
+def test_runs_check_passes_a_run_and_refuses_a_forged_one_on_one_line(room, capsys):
+    base = evaluate(capsys, room, "base")
+    assert run(capsys, "runs", "check", base) == (
+        0, f"{base}: ok: seal and manifest intact, 10 result lines scored again by "
+           f"{SCORER_VERSION} "
+           "agree (7/10 pass)\n", "")
+    forged = evaluate(capsys, room, "better")
+    forge(forged, all_pass)
+    assert runs.unsealed(forged) == []                       # the seal cannot tell
+    says = (f"{forged / 'results.jsonl'}:1: field 'reward': records 1.0 but {SCORER_VERSION} "
+            "scores this line's completion 0.0 (wrong_answer): the results were changed after they "
+            "were scored")
+    assert run(capsys, "runs", "check", forged) == (1, f"{forged}: not ok: {says}\n", "")
+    assert run(capsys, "compare", base, forged) == (2, "", f"course compare: error: {says}\n")
+
+
+def test_runs_check_refuses_a_summary_that_the_results_do_not_give(room, capsys):
+    base = evaluate(capsys, room, "base")
+    forge(base, lambda files: {**files, "summary.json": files["summary.json"].replace(
+        b'"passes": 7', b'"passes": 10')})
+    code, out, _ = run(capsys, "runs", "check", base)
+    assert code == 1 and out == (f"{base}: not ok: {base / 'summary.json'}: field 'passes': "
+                                 "records 10 but the results, scored again, give 7\n")

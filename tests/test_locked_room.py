@@ -20,6 +20,7 @@ from course.cli import main
 from course.commands import runs as runs_command
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.reports import canonical
+from course.scorers import SCORERS
 
 
 def run_cli(capsys, *argv):
@@ -202,8 +203,8 @@ BAD_MANIFESTS = [
     (json_bytes({**ROOM, "inputs": {"problems": "x"}}), "field 'inputs.problems.sha256'"),
     (json_bytes({**ROOM, "scorer_version": None}), "field 'scorer_version': must be a string"),
     (json_bytes({**ROOM, "scorer_version": "strict-v9"}), "field 'scorer_version': unknown "
-     "scorer version 'strict-v9'; known: strict-v1, strict-v0, so its results cannot be scored "
-     "again"),
+     f"scorer version 'strict-v9'; known: {', '.join(SCORERS)}, so its results cannot be "
+     "scored again"),
     (json_bytes({**ROOM, "prompt_version": 2}), "field 'prompt_version': must be a string or"),
     (json_bytes({**ROOM, "sampling": [1]}), "field 'sampling': must be an object or null"),
     (json_bytes(ROOM), "field 'files': missing (expected an object {file name: sha256})"),

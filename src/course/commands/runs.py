@@ -144,8 +144,8 @@ def _verify_main(args: Any) -> int:
         name: (verify([name])[name], None) for name in old}
     fresh = [name for name in names if name not in results]
     groups = _groups(fresh)
-    print(f"verify: {len(fresh)} runs to rebuild in {min(args.jobs, len(groups) or 1)} "
-          f"processes, {len(old)} stale", file=sys.stderr, flush=True)
+    print(f"verify: {len(names)} runs, {len(old)} stale (not rebuilt), {len(fresh)} to "
+          f"rebuild with --jobs {args.jobs}", file=sys.stderr, flush=True)
     shown = 0
 
     def done(checked: list[tuple[str, list[str], float]]) -> None:

@@ -189,9 +189,9 @@ def verify(names: Iterable[str] | None = None,
         builder = _builder(name)
         folder = root / name
         if (old := stale(name, root)) is not None:
-            report[name] = [f"stale: measured by {old}, but it is now built with "
-                            f"{PINNED.get(name, SCORER_VERSION)} (the scorer changed); "
-                            f"regenerate the stale runs with `{REGENERATE_STALE}`"]
+            report[name] = [f"stale: measured by {old}, built with "
+                            f"{PINNED.get(name, SCORER_VERSION)} now; `{REGENERATE_STALE}` "
+                            "rewrites it"]
             continue
         try:
             rebuilt = builder()
