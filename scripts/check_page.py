@@ -115,7 +115,7 @@ def prose(markdown: str) -> str:
 def heading_text(source: str) -> str:
     """A heading's text as the toc extension reads it once rendered: code spans verbatim, link
     targets, emphasis marks, HTML tags and an attribute list left out, entities decoded."""
-    source = _ATTR_ID.sub("", re.sub(r"\{:?[^}]*\}\s*$", "", source))
+    source = re.sub(r"\{:?[^}]*\}\s*$", "", source)
     parts = re.split(r"(`+)(.+?)\1", source)
     text = ""
     for index, part in enumerate(parts):
@@ -132,8 +132,7 @@ def anchors(page: Path) -> frozenset[str]:
     """Every id a link may name on the Markdown page `page`: its headings' (as the toc extension
     makes them), `{#id}` attributes and HTML `id="..."` attributes."""
     text = without_blocks(page.read_text(encoding="utf-8"))
-    explicit = {match["id"] for pattern in (_ATTR_ID, _HTML_ID) for match in pattern.finditer(text)}
-    ids = set(explicit)
+    ids = {match["id"] for pattern in (_ATTR_ID, _HTML_ID) for match in pattern.finditer(text)}
     for line in text.split("\n"):
         heading = _HEADING.match(line)
         if heading and not _ATTR_ID.search(heading["text"]):
@@ -152,10 +151,10 @@ def _generated(path: str) -> bool:
     return path.startswith(f"{FIGURES_FOLDER}/") and path.rpartition("/")[2] in FIGURES
 
 
-def link_problems(page: Path, docs: Path, where: str) -> Iterator[str]:
-    """Each relative link of `page` whose target or anchor does not exist, one line each."""
-    text = prose(page.read_text(encoding="utf-8"))
-    source = page.relative_to(docs).as_posix()
+def link_problems(markdown: str, source: str, docs: Path, where: str) -> Iterator[str]:
+    """Each relative link of the page `markdown` (docs/`source`) whose target or anchor does not
+    exist, one line each."""
+    text = prose(markdown)
     for match in _LINK.finditer(text):
         target = match["target"].strip("<>")
         if _SCHEME.match(target):
@@ -214,7 +213,7 @@ def problems(page: Path, docs: Path = DOCS, config: Path = CONFIG) -> list[str]:
         return found
     markdown = page.read_text(encoding="utf-8")
     found += try_it.problems(markdown, where)
-    found += link_problems(page, docs, where)
+    found += link_problems(markdown, source, docs, where)
     if source.startswith("lessons/") and (long := over_a_sitting(markdown, where)):
         found.append(long)
     return found
