@@ -26,9 +26,11 @@ no indented body or with a fence left open in it, an unclosed region) is a warni
 and the line, so it fails the strict build of either edition; the student edition drops the block
 all the same.
 
-`student_markdown` is the one implementation of "drop the teacher-only parts": this hook,
-scripts/student_copy.sh (`python site_hooks/editions.py FILE...`, which rewrites each Markdown
-file in place) and the leak test (tests/site/test_editions.py) all use it.
+`teacher_parts` is the one reader of the markers and `student_markdown` the one implementation
+of "drop the teacher-only parts": this hook, scripts/student_copy.sh (`python
+site_hooks/editions.py FILE...` rewrites each Markdown file in place) and the leak test
+(tests/site/test_editions.py, which takes the texts of the parts as what must not leak) all use
+them.
 """
 
 from __future__ import annotations
@@ -183,7 +185,7 @@ def main(paths: list[str]) -> int:
         for problem in problems:
             print(problem, file=sys.stderr)
             status = 1
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")   # no blank tail left
     return status
 
 
