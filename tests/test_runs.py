@@ -161,3 +161,28 @@ def test_source_date_epoch_dates_ad_hoc_runs_but_never_canonical_ones(monkeypatc
     assert dated["created"] == "2023-11-14T22:13:20Z"
     pinned = runs_module.manifest(kind="eval", note="n", config={}, record_git=False)
     assert "created" not in pinned and pinned["git_commit"] is None
+
+
+# -- a change of scorer: stale runs -------------------------------------------------------------
+
+def test_a_run_measured_by_another_scorer_version_is_stale_not_rebuilt(tmp_path, monkeypatch):
+    """After a change of scorer, a committed run that names the old version is reported as
+    stale, with the command that regenerates it, and never rebuilt (`PINNED` runs excepted)."""
+    from course.jsonfiles import json_bytes
+    from course.scorer import SCORER_VERSION
+
+    def built(version):
+        return {**TOY, "manifest.json": json_bytes({"kind": "toy", "scorer_version": version})}
+
+    def refuse():
+        raise AssertionError("a stale run is not rebuilt")
+
+    monkeypatch.setattr(canonical, "CANONICAL", {"old": refuse, "pinned": lambda: built("v0")})
+    monkeypatch.setattr(canonical, "PINNED", {"pinned": "v0"})
+    runs.write_run(tmp_path / "old", built("strict-v0"))
+    runs.write_run(tmp_path / "pinned", built("v0"))
+    assert [canonical.stale(name, tmp_path) for name in ("old", "pinned")] == ["strict-v0", None]
+    assert canonical.verify(root=tmp_path) == {
+        "old": [f"stale: measured by strict-v0, built with {SCORER_VERSION} now; "
+                "`course runs regenerate --scorer-dependent` rewrites it"],
+        "pinned": []}
