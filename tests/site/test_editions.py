@@ -6,9 +6,10 @@ scripts/student_copy.sh).
   read from the teacher-only sources themselves (`teacher_only_texts`), so a new teacher block,
   key entry, solution or guide page is covered without editing this file.
 - The teacher edition, kept lean: a second strict build of the whole site would cost CI another
-  half a minute or more, so the real mkdocs.yml, hooks, overrides and teacher's guide are built
-  around a one-page site in both editions: the mark on every page, the guide and its nav section,
-  the teacher block, and the page counts of the two editions.
+  half a minute or more (measured: 23 to 32 s here, alone on 2 cores), so the real mkdocs.yml,
+  hooks, overrides and the guide's nav section are built around a one-page site in both editions
+  (about 9 s): the mark on every page, the guide's pages and nav section, the teacher block, and
+  the page counts of the two editions.
 - The students' copy: no teacher/, no key, no teacher-only text, the Classroom workflow.
 - A malformed marker fails the strict build naming page and line.
 """
@@ -49,10 +50,15 @@ def fragments(markdown: str) -> list[str]:
     return [piece for piece in pieces if len(piece) >= SHORTEST]
 
 
-def _key_files() -> list[Path]:
+def _key_files(root: Path) -> list[Path]:
     """The kata keys, wherever they are (data/kata/ or teacher/kata/)."""
-    return sorted([*REPO.glob("data/kata/teacher_key_*.json"),
-                   *REPO.glob("teacher/kata/teacher_key_*.json")])
+    return sorted([*root.glob("data/kata/teacher_key_*.json"),
+                   *root.glob("teacher/kata/teacher_key_*.json")])
+
+
+def _code_lines(path: Path) -> set[str]:
+    """The lines of a Python file, whitespace collapsed."""
+    return {" ".join(line.split()) for line in path.read_text(encoding="utf-8").split("\n")}
 
 
 def teacher_only_texts(root: Path = REPO) -> dict[str, str]:
@@ -76,17 +82,14 @@ def teacher_only_texts(root: Path = REPO) -> dict[str, str]:
     for notes in sorted((root / "teacher").rglob("*.md")):
         found.update(dict.fromkeys(fragments(notes.read_text(encoding="utf-8")),
                                    notes.relative_to(root).as_posix()))
-    for key in _key_files():
+    for key in _key_files(root):
         for entry_id, entry in json.loads(key.read_text(encoding="utf-8")).items():
             for value in entry.values():
                 found.update(dict.fromkeys(fragments(str(value)), f"{key.name}: {entry_id}"))
-    def code_lines(path: Path) -> set[str]:
-        return {" ".join(line.split()) for line in path.read_text(encoding="utf-8").split("\n")}
-
-    package = set().union(*map(code_lines, (root / "src").rglob("*.py")))
+    package = set().union(*map(_code_lines, (root / "src").rglob("*.py")))
     for solution in sorted((root / "teacher" / "solutions").glob("*.py")):
-        known = package | code_lines(root / "workspace" / solution.name)
-        found.update(dict.fromkeys((line for line in code_lines(solution)
+        known = package | _code_lines(root / "workspace" / solution.name)
+        found.update(dict.fromkeys((line for line in _code_lines(solution)
                                     if len(line) >= SHORTEST and line not in known),
                                    solution.relative_to(root).as_posix()))
     return found
