@@ -261,3 +261,29 @@ def test_runs_check_refuses_a_summary_that_the_results_do_not_give(room, capsys)
     code, out, _ = run(capsys, "runs", "check", base)
     assert code == 1 and out == (f"{base}: not ok: {base / 'summary.json'}: field 'passes': "
                                  "records 10 but the results, scored again, give 7\n")
+
+
+def test_runs_check_refuses_expected_answers_that_are_not_the_problems(room, capsys):
+    """A forger who also rewrites a line's expected answer to fit its completion passes the
+    scorer; the problems file the manifest names (here, with its sha256) does not agree."""
+    base = evaluate(capsys, room, "base")
+
+    def fitted(files):
+        first, *rest = files["results.jsonl"].splitlines(keepends=True)
+        line = {**json.loads(first), "expected_answer": 1, "reward": 1.0}
+        line["details"] = {**line["details"], "code": "correct"}
+        return {**files, "results.jsonl": jsonl_bytes([line]) + b"".join(rest)}
+
+    forge(base, fitted)
+    code, out, _ = run(capsys, "runs", "check", base)
+    assert code == 1 and out == (
+        f"{base}: not ok: {base / 'results.jsonl'}:1: field 'expected_answer': 'p0' expects 1, "
+        f"but line 1 of {room / 'problems.jsonl'} is 'p0' expecting 0: the results were not "
+        "scored against the problems the run names\n")
+    (room / "problems.jsonl").write_bytes(b"")
+    code, out, _ = run(capsys, "runs", "check", base)
+    assert code == 1 and out == (
+        f"{base}: not ok: {base / 'manifest.json'}: field 'inputs.problems': "
+        f"{room / 'problems.jsonl'} is not here with the sha256 the run records, so the "
+        "expected answers of its results cannot be checked; check the run where its problems "
+        "file is\n")

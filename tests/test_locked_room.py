@@ -282,7 +282,7 @@ def test_results_are_read_one_line_at_a_time():
 def test_the_first_bad_line_is_refused_after_the_good_ones_are_yielded(tmp_path):
     run = make_run(tmp_path / "run", results=GOOD + b"[]\n")
     outcomes = locked_room.read_results(run, "strict-v1")
-    assert next(outcomes) == ("p0", 0, True)
+    assert next(outcomes) == (1, "p0", 0, True)
     with pytest.raises(runs.RunError, match=r"results.jsonl:2: expected a JSON object"):
         next(outcomes)
 

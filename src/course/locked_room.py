@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 from course import data, runs, scorers
 from course.evaluation import Z_95, wilson_interval
 from course.jsonfiles import JSON_BLANK
-from course.paths import display_path
+from course.paths import REPO_ROOT, display_path, sha256_file
 
 NOISE_MIN_EXAMPLES = 100
 NOISE_MIN_POINTS = 5
@@ -146,6 +146,7 @@ def _number(value: Any) -> bool:
 class Result(NamedTuple):
     """One line of a run's results, as the room reads it."""
 
+    line: int
     id: str
     expected_answer: Any
     passed: bool
@@ -191,7 +192,7 @@ def read_results(run: Path, version: str) -> Iterator[Result]:
                                       f"got {shown}")
             _check_score(record, score, version, file, number)
             hashes.append(hash(result_id))
-            yield Result(result_id, record["expected_answer"], reward == 1)
+            yield Result(number, result_id, record["expected_answer"], reward == 1)
     if not hashes:
         raise runs.file_error(file, None, None, "no results")
     if (duplicate := data.first_repeat(hashes, lambda: _result_ids(run))) is not None:
@@ -233,14 +234,32 @@ def _result_ids(run: Path) -> Iterator[tuple[int, str]]:
 def check_run(run: Path | str) -> dict[str, Any]:
     """Check one eval run folder (a student's, say) as `compare_runs` reads each run: its
     manifest's fields and seal (`read_manifest`), every result line scored again
-    (`read_results`), and `summary.json`'s `n` and `passes` against the lines. Returns
-    `{n, passes, scorer_version}`; raises `RunError` naming the file, line and field of the
-    first problem (`course runs check`)."""
+    (`read_results`); then each line's id and expected answer against the problems file the
+    manifest names, which must be here with the sha256 it records (`_recorded_problems`), and
+    `summary.json`'s `n` and `passes` against the lines. Returns `{n, passes,
+    scorer_version}`; raises `RunError` naming the file, line and field of the first problem
+    (`course runs check`)."""
     run = Path(run)
-    version = read_manifest(run)["scorer_version"]
+    manifest = read_manifest(run)
+    version, (file, problems) = manifest["scorer_version"], _recorded_problems(run, manifest)
     n = passes = 0
-    for result in read_results(run, version):
-        n, passes = n + 1, passes + result.passed
+    try:
+        for result, problem in zip_longest(read_results(run, version), problems):
+            if result is None or problem is None:
+                raise runs.file_error(run / RESULTS, None, None, f"holds "
+                                      f"{'fewer' if result is None else 'more'} results than "
+                                      f"{display_path(file)} has problems")
+            number, record = problem
+            if (result.id, result.expected_answer) != (record.get("id"),
+                                                       record.get("expected_answer")):
+                raise runs.file_error(
+                    run / RESULTS, result.line, "expected_answer", f"{result.id!r:.60} expects "
+                    f"{result.expected_answer!r:.40}, but line {number} of {display_path(file)} "
+                    f"is {record.get('id')!r:.60} expecting {record.get('expected_answer')!r:.40}"
+                    ": the results were not scored against the problems the run names")
+            n, passes = n + 1, passes + result.passed
+    except data.DataError as err:
+        raise runs.RunError(str(err)) from None
     summary = runs.read_json(run, "summary.json")
     for field, counted in (("n", n), ("passes", passes)):
         if summary.get(field) != counted:
@@ -248,6 +267,26 @@ def check_run(run: Path | str) -> dict[str, Any]:
                                   f"{summary.get(field)!r:.40} but the results, scored again, "
                                   f"give {counted}")
     return {"n": n, "passes": passes, "scorer_version": version}
+
+
+def _recorded_problems(run: Path, manifest: Mapping[str, Any]
+                       ) -> tuple[Path, Iterator[tuple[int, data.Record]]]:
+    """The problems file that the run's manifest names (`inputs.problems.path`, from the
+    repository's root unless absolute) and its records, read one at a time; a `RunError` when
+    it is not here with the sha256 the manifest records, since then nobody can say which
+    expected answers the run should have been scored against."""
+    entry = manifest["inputs"]["problems"]
+    file = REPO_ROOT / str(entry.get("path"))
+    try:
+        found = file.is_file() and sha256_file(file) == entry["sha256"]
+    except OSError:
+        found = False
+    if not found:
+        raise runs.file_error(run / MANIFEST, None, "inputs.problems", f"{display_path(file)} "
+                              "is not here with the sha256 the run records, so the expected "
+                              "answers of its results cannot be checked; check the run where "
+                              "its problems file is")
+    return file, data.read_jsonl(file)
 
 
 # -- 2. the walls of the room -----------------------------------------------------------------
