@@ -53,8 +53,9 @@ def register(subparsers: Any) -> None:
         "check", help="check a submitted eval run: seal, manifest, every line scored again",
         description="Check one Loop A run folder as `course compare` reads it: its manifest's "
                     "fields and seal, each file's sha256, every result line scored again with "
-                    "the scorer version the manifest names, and the summary's counts. Exit 0 "
-                    "when all agree, 1 with one line saying what does not.")
+                    "the scorer version the manifest names, their expected answers against the "
+                    "problems file it names, and the summary's counts. Exit 0 when all agree, 1 "
+                    "with one line saying what does not.")
     submitted.add_argument("folder", type=Path, metavar="DIR", help="the run folder")
     submitted.set_defaults(func=_check_main)
 
