@@ -64,8 +64,9 @@ def _code_lines(path: Path) -> set[str]:
 def teacher_only_texts(root: Path = REPO) -> dict[str, str]:
     """Each text a student must never see -> where it comes from: the teacher-only parts of the
     pages and the README, the teacher's guide, teacher/*.md (the forensics key), every entry of
-    the kata keys, and the lines of each reference solution that neither its stub nor the course
-    package (shipped to students by design) has."""
+    the kata keys, and the lines of each reference solution that its stub has not; but not a text
+    the course package says too (src/ is shipped to students by design, and the guide quotes
+    its docstrings)."""
     found: dict[str, str] = {}
     readme = [root / "README.md"] if (root / "README.md").is_file() else []
     for page in [*sorted((root / "docs").rglob("*.md")), *readme]:
@@ -86,13 +87,14 @@ def teacher_only_texts(root: Path = REPO) -> dict[str, str]:
         for entry_id, entry in json.loads(key.read_text(encoding="utf-8")).items():
             for value in entry.values():
                 found.update(dict.fromkeys(fragments(str(value)), f"{key.name}: {entry_id}"))
-    package = set().union(*map(_code_lines, (root / "src").rglob("*.py")))
     for solution in sorted((root / "teacher" / "solutions").glob("*.py")):
-        known = package | _code_lines(root / "workspace" / solution.name)
+        stub = _code_lines(root / "workspace" / solution.name)
         found.update(dict.fromkeys((line for line in _code_lines(solution)
-                                    if len(line) >= SHORTEST and line not in known),
+                                    if len(line) >= SHORTEST and line not in stub),
                                    solution.relative_to(root).as_posix()))
-    return found
+    package = "\n".join(" ".join(module.read_text(encoding="utf-8").split())
+                        for module in sorted((root / "src").rglob("*.py")))
+    return {text: source for text, source in found.items() if text not in package}
 
 
 def _strings(value: object) -> Iterator[str]:
