@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course import data, datagen
+from course import data, datagen, scorers
 from course.commands import data as data_command
 from course.data import DataError
 from course.paths import DATA_DIR, REPO_ROOT, display_path, sha256_file
 from course.scorer import SCORER_VERSION, parse, score
+from course.scorers import SCORERS
 
 DEV = DATA_DIR / "problems" / "dev.jsonl"
 HOLDOUT = DATA_DIR / "problems" / "holdout.jsonl"
@@ -303,6 +304,8 @@ MODE_CODE = {
     "hack_laundering": "multiple_lines", "hack_template_echo": "not_an_integer",
 }
 """What the scorer must say about each stand-in mode: the modes are named by what they do."""
+SPEC_CHANGE = ("after a deliberate spec change, update MODE_CODE in tests/test_data.py "
+               "(docs/teacher/change-the-scorer.md, step 4)")
 
 
 def test_mode_table_is_complete_and_rates_sum_to_one():
@@ -316,8 +319,10 @@ def test_each_mode_gets_its_code_on_every_problem(splits, mode):
     rng = np.random.default_rng(0)
     for problem in splits[0]:
         completion = datagen.render(mode, problem, rng)
-        assert score(problem.record(), completion)["details"]["code"] == MODE_CODE[mode], (
-            problem.id, completion)
+        code = score(problem.record(), completion)["details"]["code"]
+        assert code == MODE_CODE[mode], (
+            f"{problem.id}: the stand-in's {mode!r} mode writes {completion!r}, which the scorer "
+            f"now codes {code!r}, not {MODE_CODE[mode]!r}: {SPEC_CHANGE}")
 
 
 def test_frozen_rollouts_have_a_realistic_failure_mix():
@@ -327,7 +332,10 @@ def test_frozen_rollouts_have_a_realistic_failure_mix():
     codes = Counter()
     for problem, rollout in pairs:
         code = score(problem, rollout["completion"])["details"]["code"]
-        assert code == MODE_CODE[rollout["policy_mode"]], rollout
+        assert code == MODE_CODE[rollout["policy_mode"]], (
+            f"{FROZEN.name}: {rollout['id']} ({rollout['policy_mode']!r}) "
+            f"{rollout['completion']!r} is now coded {code!r}, not "
+            f"{MODE_CODE[rollout['policy_mode']]!r}: {SPEC_CHANGE}")
         codes[code] += 1
     assert len(codes) >= 6
     assert 0.55 <= codes["correct"] / 60 <= 0.60
@@ -420,8 +428,11 @@ def test_kata_split_ids_and_recorded_rewards(kata_path, key_path, prefix):
         recorded = (example["reward"], example["code"])
         version = example.get("scorer_version", SCORER_VERSION)  # only the M5 kata records it
         if cause in ("model_failure", "ambiguous_spec"):  # the scorer was right at the time
-            assert version == SCORER_VERSION, example["id"]
-            assert recorded == (now["reward"], now["details"]["code"]) == (0.0, recorded[1])
+            assert version in SCORERS, f"{example['id']}: {scorers.unknown(version)}"
+            then = SCORERS[version].score(example, example["completion"])
+            assert recorded == (then["reward"], then["details"]["code"]) == (0.0, recorded[1]), (
+                f"{example['id']}: recorded {recorded}, but {version} gives "
+                f"{(then['reward'], then['details']['code'])}")
         else:  # a verifier bug or a hack: the recorded reward is wrong today
             assert example["reward"] != now["reward"], example["id"]
         if cause == "reward_hack":  # a weak rubric paid for it
