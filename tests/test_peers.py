@@ -226,7 +226,11 @@ def test_strict_agrees_with_every_tag(compared):
     """The tags are independent of the scorer (files and a hand-written table); strict must
     reproduce every one of them."""
     rows, summary = compared
-    assert all((row["rewards"]["strict"] == 1.0) is row["in_spec"] for row in rows)
+    disagree = [row for row in rows if (row["rewards"]["strict"] == 1.0) is not row["in_spec"]]
+    assert not disagree, (
+        f"strict disagrees with the in_spec tag of {[row['id'] for row in disagree]}: after a "
+        "deliberate spec change, move the tag in src/course/peers.py "
+        "(docs/teacher/change-the-scorer.md, step 4)")
     assert summary["rules"]["strict"]["agreement_rate"] == 1.0
 
 
