@@ -299,8 +299,9 @@ def readme_markdown(text: str) -> str:
     """A run's Markdown made inert. Outside code fences, `_inert_line`. Fences are rewritten
     so that every reader agrees where they are: each line site_hooks/fences.py would take for
     an opening or closing fence becomes a canonical one at the margin (the info string reduced
-    by `_fence_info`), and a fence left open is closed. Lines are cut at "\\n" and "\\r", as
-    Markdown cuts them. Apply `inert_snippets` to the whole page."""
+    by `_fence_info`) after a blank line, and a fence left open is closed; a line Markdown
+    takes for blank is left empty. Lines are cut at "\\n" and "\\r", as Markdown cuts them. Apply
+    `inert_snippets` to the whole page."""
     lines, fence = [], None
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         match = _FENCE.match(line)
@@ -311,9 +312,11 @@ def readme_markdown(text: str) -> str:
             lines.append(line)
         elif match and not (match["fence"][0] == "`" and "`" in match["info"]):
             fence = match["fence"]
+            if lines and lines[-1]:  # right under a paragraph or an indented code line, a
+                lines.append("")     # fence is not always read as one: its body would be Markdown
             lines.append(fence + _fence_info(match["info"]))
-        else:
-            lines.append(_inert_line(line))
+        else:  # blank as Markdown sees it (str.strip): at the top, a tab opens a code block
+            lines.append(_inert_line(line) if line.strip() else "")
     if fence is not None:
         lines.append(fence)
     return "\n".join(lines)
