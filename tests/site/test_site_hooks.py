@@ -181,9 +181,10 @@ def test_readme_cannot_inject_html_but_keeps_code():
     # a code span becomes an HTML <code> holding character references: it shows the same text,
     # and no pairing of backticks Markdown might choose can expose its content as markup
     assert out[1] == "Raw &lt;img src=x onerror=alert(1)> and <code>&#60;kept&#62;</code> in code"
-    assert out[2:5] == ["```text", "# not a heading <still raw>", "```"]
-    assert out[5] == "```{.python .notest}"
-    assert out[8] == "~~~{.python .notest}"
+    # every fence after a blank line: right under a line of text, a fence is not always one
+    assert out[2:6] == ["", "```text", "# not a heading <still raw>", "```"]
+    assert out[6:8] == ["", "```{.python .notest}"]
+    assert out[10:12] == ["", "~~~{.python .notest}"]
 
 
 @pytest.mark.parametrize(("readme", "expected"), [
