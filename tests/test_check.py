@@ -154,7 +154,7 @@ def test_a_wrong_solution_fails_with_a_useful_message(tmp_path, exercise, old, n
 def test_a_half_written_exercise_is_failing_and_names_the_missing_part(tmp_path):
     write(tmp_path, "trajectory_return", """
         def trajectory_return(rewards, gamma=1.0):
-            return float(sum(gamma**t * r for t, r in enumerate(rewards)))
+            return 0.0  # written (wrongly): no solution line in the students' copy
 
         def returns_to_go(rewards, gamma=1.0):
             raise NotImplementedError
