@@ -19,6 +19,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 
 start_ms=$(($(date +%s%N) / 1000000))
+# NO_MKDOCS_2_WARNING=1 hides Material's start-up notice about its future, a dozen lines on every
+# build; it is said once here instead, and in the README ("The site generator's future").
+echo "build_site: Material for MkDocs reaches end of life on 5 May 2027 (its notice is hidden;" \
+     "README.md, 'The site generator's future', says what that means for the course)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --clean "$@"
 elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms))
 echo "build_site: strict build (${COURSE_EDITION:-student} edition) finished in $((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100)) s"
