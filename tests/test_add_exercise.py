@@ -119,9 +119,9 @@ def add_the_exercise(root: Path) -> None:
     text = workflow.read_text(encoding="utf-8")
     reporter = text.index("      - name:", text.index("autograding-grading-reporter") - 200)
     text = text[:reporter] + STEP + text[reporter:]
-    text = text.replace("          KATA_M5_RESULTS: \"${{steps.kata_m5.outputs.result}}\"\n",
-                        "          KATA_M5_RESULTS: \"${{steps.kata_m5.outputs.result}}\"\n"
-                        "          MEAN_REWARD_RESULTS: \"${{steps.mean_reward.outputs.result}}\"\n")
+    last = '          KATA_M5_RESULTS: "${{steps.kata_m5.outputs.result}}"\n'
+    text = text.replace(last, last + '          MEAN_REWARD_RESULTS: '
+                                     '"${{steps.mean_reward.outputs.result}}"\n')
     workflow.write_text(text.replace(",kata_m5\n", ",kata_m5,mean_reward\n"), encoding="utf-8")
     edit(root / "tests" / "test_check.py", "BROKEN = [\n",                                # 8
          'BROKEN = [\n    ("mean_reward", "else 0.0", "else 1.0", "no samples", '
