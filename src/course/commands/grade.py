@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 from course.commands.check import add_limit_arguments, limits
+from course.commands.options import UsageError
 from course.exercises import EXERCISES
 from course.grading import grade
+from course.limits import count_problem
 from course.paths import display_path
 
-
-def _jobs(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 64:
-        raise argparse.ArgumentTypeError(f"{text!r:.40}: expected a whole number from 1 to 64")
-    return int(text)
+MAX_JOBS = 64
+"""`--jobs` at most: each check is a process of its own."""
 
 
 def register(subparsers: Any) -> None:
@@ -32,13 +30,16 @@ def register(subparsers: Any) -> None:
                         help="the folder that holds one folder per student")
     parser.add_argument("--out", type=Path, required=True, metavar="CSV",
                         help="the new CSV file of grades (never overwritten)")
-    parser.add_argument("--jobs", type=_jobs, default=2, metavar="N",
+    parser.add_argument("--jobs", type=int, default=2, metavar="N",
                         help="checks run at the same time (default 2)")
     add_limit_arguments(parser)
     parser.set_defaults(func=_main)
 
 
 def _main(args: Any) -> int:
+    problem = count_problem("--jobs", args.jobs, 1, MAX_JOBS, "each check is a process of its own")
+    if problem:
+        raise UsageError(problem)
     students = grade(args.submissions, args.out, args.jobs, limits(args))
     print(f"graded {students} students, {len(EXERCISES)} exercises each: "
           f"{display_path(args.out)}")
