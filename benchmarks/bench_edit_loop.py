@@ -15,7 +15,7 @@ Run:  .venv/bin/python benchmarks/bench_edit_loop.py [--rounds N] [--full] [--co
    - `page`: a GET of the lesson returns the marker, which is what the reloaded page shows.
    With `--code` the marker is not prose but printed by a new line in the lesson's last Python
    block (`print("edit-loop-" + "marker-...")`, so only the block's output shows it whole):
-   each save runs that block again (site_hooks/outputs.py), as a teacher's code edit does.
+   each save runs that block again (src/course_site/outputs.py), as a teacher's code edit does.
    The server's own "Documentation built in X seconds" is reported too, when it is logged
    (mkdocs drops a log line equal to the one before: `-` when a build took as long as the last).
 3. The server is stopped and started again on the same copy: the first build of this second

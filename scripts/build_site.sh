@@ -5,7 +5,7 @@
 # `npm ci` when missing or older than package-lock.json. Expects .venv/ (scripts/setup.sh makes
 # it).
 # Extra arguments go to `mkdocs build` (for example: --site-dir /tmp/site). The edition is
-# COURSE_EDITION's: the student edition unless it says `teacher` (site_hooks/editions.py).
+# COURSE_EDITION's: the student edition unless it says `teacher` (src/course_site/editions.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -7,9 +7,9 @@
 
 - the nav: the page is listed in mkdocs.yml's `nav`, read as mkdocs reads the file; the nav as
   written is the teacher edition's, and the student edition's is the same without the pages
-  under teacher/ (site_hooks/editions.py), so a page is in one edition or the other exactly
+  under teacher/ (course_site.editions), so a page is in one edition or the other exactly
   when it is listed there;
-- its Try-it boxes, with `try_it.problems` (site_hooks/try_it.py), the build's own parser;
+- its Try-it boxes, with `try_it.problems` (course_site.try_it), the build's own parser;
 - its relative links: the target exists, as a file under docs/ or as a page or figure the build
   generates (a run's page and files from runs/, a concept figure), and an anchor `#x` is an id
   on a Markdown target: a heading's, as Python-Markdown's toc extension makes it (its
@@ -45,17 +45,12 @@ from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
 from course.paths import RUNS_DIR
 from course.reports.figures import FIGURES
+from course_site import try_it
+from course_site.fences import fenced_blocks
+from course_site.figures import FOLDER as FIGURES_FOLDER
+from course_site.run_pages import SITE_FOLDER as RUNS_FOLDER
 
 REPO = Path(__file__).resolve().parents[1]
-HOOKS = str(REPO / "site_hooks")
-sys.path.insert(0, HOOKS)   # the hooks import each other by name, as mkdocs loads them
-
-import try_it  # noqa: E402
-from fences import fenced_blocks  # noqa: E402
-from figures import FOLDER as FIGURES_FOLDER  # noqa: E402
-from run_pages import SITE_FOLDER as RUNS_FOLDER  # noqa: E402
-
-sys.path.remove(HOOKS)      # imported: nothing else is looked up among the hooks
 
 DOCS = REPO / "docs"
 CONFIG = REPO / "mkdocs.yml"

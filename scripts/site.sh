@@ -3,9 +3,9 @@
 # http://127.0.0.1:8000 with live reload. `bash scripts/site.sh --build` builds into site/ and stops.
 # Served with --dirty: saving a page rebuilds that page alone (about a second), and the labs are
 # executed once, then cached; a change to mkdocs.yml, src/, data/ or runs/ rebuilds every page
-# (site_hooks/serve.py). benchmarks/bench_edit_loop.py measures it.
+# (src/course_site/serve.py). benchmarks/bench_edit_loop.py measures it.
 #
-# Two editions (site_hooks/editions.py): the student edition by default, without the teacher
+# Two editions (src/course_site/editions.py): the student edition by default, without the teacher
 # blocks and the teacher's guide; `--teacher` builds the teacher edition (everything, each page
 # marked) into site-teacher/ and serves that: `bash scripts/site.sh --teacher [--build]`.
 set -euo pipefail

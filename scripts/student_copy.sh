@@ -4,7 +4,7 @@
 #   - `git archive HEAD`: teacher/ stays out (export-ignore in .gitattributes);
 #   - the teacher's guide (docs/teacher/) and every kata key (teacher_key_*.json) removed;
 #   - every Markdown file without its teacher-only parts (`!!! teacher` blocks, the README's
-#     `<!-- teacher-only -->` regions), by site_hooks/editions.py, as the site's student edition;
+#     `<!-- teacher-only -->` regions), by course_site.editions, as the site's student edition;
 #   - the GitHub Classroom workflow, scripts/classroom/classroom.yml, copied to
 #     .github/workflows/classroom.yml when the course has one;
 #   - then `git init` and one commit, so DIR is a repository to push.
@@ -27,7 +27,7 @@ mkdir -p "$dest"
 git -C "$repo" archive --format=tar HEAD | tar -x -C "$dest"
 rm -rf "$dest/teacher" "$dest/docs/teacher"
 find "$dest" -name 'teacher_key_*.json' -delete
-find "$dest" -name '*.md' -print0 | xargs -0 "$python" "$repo/site_hooks/editions.py"
+find "$dest" -name '*.md' -print0 | xargs -0 "$python" -m course_site.editions
 if [ -f "$dest/scripts/classroom/classroom.yml" ]; then
   mkdir -p "$dest/.github/workflows"
   cp "$dest/scripts/classroom/classroom.yml" "$dest/.github/workflows/classroom.yml"

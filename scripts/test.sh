@@ -21,7 +21,7 @@ fi
 
 echo "test: ruff"
 # teacher/ is linted where it exists: the students' copy (scripts/student_copy.sh) has none.
-lint=(src tests benchmarks site_hooks workspace scripts)
+lint=(src tests benchmarks workspace scripts)
 [ -d teacher ] && lint+=(teacher)
 .venv/bin/ruff check "${lint[@]}"
 echo "test: mypy"

@@ -15,7 +15,7 @@ first lifts those bodies out, keeping every line number, so blocks at any depth 
 tests/site/test_markdown_docs.py proves it with failing blocks at each depth.
 
 Each block runs in an empty temporary folder (`in_a_scratch_folder`), as the site build runs it
-(site_hooks/outputs.py) and as a reader's pasted block would: a block that writes a file
+(src/course_site/outputs.py) and as a reader's pasted block would: a block that writes a file
 (`my_first_try/pick_best.py`) leaves nothing in the repository.
 """
 

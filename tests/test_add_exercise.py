@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ("src", "workspace", "teacher", "scripts", "docs", "site_hooks", "tests", "data",
+COPIED = ("src", "workspace", "teacher", "scripts", "docs", "tests", "data",
           "mkdocs.yml", "pyproject.toml")
 """What the scratch copy needs: the package, the exercise files, the pages and the tests."""
 

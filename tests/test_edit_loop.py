@@ -1,5 +1,5 @@
 """The teacher's edit loop: `scripts/test_page.sh` tests one page, `mkdocs serve --dirty` stays
-correct while it rebuilds one page (site_hooks/serve.py), and no lab kernel warns about
+correct while it rebuilds one page (course_site.serve), and no lab kernel warns about
 unencrypted TCP. How fast the loop is, is measured by benchmarks/bench_edit_loop.py, not here.
 """
 
@@ -23,8 +23,8 @@ from mkdocs.structure.files import File, Files
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PAGE = REPO / "scripts" / "test_page.sh"
-SERVE_HOOK = REPO / "site_hooks" / "serve.py"
-NOTEBOOKS_HOOK = REPO / "site_hooks" / "notebooks.py"
+SERVE_HOOK = REPO / "src" / "course_site" / "serve.py"
+NOTEBOOKS_HOOK = REPO / "src" / "course_site" / "notebooks.py"
 
 
 def run_test_page(page: str, repo: Path = REPO) -> tuple[int, str]:
@@ -34,7 +34,7 @@ def run_test_page(page: str, repo: Path = REPO) -> tuple[int, str]:
 
 
 def load_hook(path: Path = SERVE_HOOK) -> ModuleType:
-    """A fresh copy of a site hook, as mkdocs loads one (its state included)."""
+    """A fresh copy of a module of the site (its state included), as a new mkdocs process has."""
     spec = importlib.util.spec_from_file_location(f"{path.stem}_hook", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -65,7 +65,7 @@ def test_a_path_that_is_not_a_page_is_one_clear_line(path, says):
 def mini_repo(tmp_path: Path) -> Path:
     """The script, the checks and tests it runs and what they read, copied; the real .venv and
     runs/ linked."""
-    for folder in ("tests", "site_hooks"):
+    for folder in ("tests",):
         shutil.copytree(REPO / folder, tmp_path / folder,
                         ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "scripts").mkdir()
@@ -120,7 +120,7 @@ def test_a_lab_that_raises_fails_with_its_traceback(mini_repo: Path):
     assert output.rstrip().splitlines()[-1].startswith("test_page: FAILED docs/labs/lab_broken.py")
 
 
-# -- site_hooks/serve.py under `mkdocs build` and `mkdocs serve --dirty` ------------------------
+# -- course_site/serve.py under `mkdocs build` and `mkdocs serve --dirty` ------------------------
 
 def fake_site(root: Path) -> SimpleNamespace:
     """What the hook reads of a mkdocs config, for a repository at `root`."""
@@ -175,7 +175,7 @@ def test_dirty_serve_rebuilds_a_generated_page_only_when_its_text_changes(tmp_pa
     config.plugins.on_startup(command="serve", dirty=True)
 
     def build(text: str) -> bool:
-        """One build of a page generated from `text` (as site_hooks/run_pages.py makes one):
+        """One build of a page generated from `text` (as course_site.run_pages makes one):
         whether mkdocs would rebuild it; then it is written, as a build does."""
         generated = File("runs/index.md", src_dir=None, dest_dir=config.site_dir,
                          use_directory_urls=True)

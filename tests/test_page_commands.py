@@ -30,7 +30,6 @@ one is a visible decision.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -41,24 +40,14 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from course_site.fences import fenced_blocks
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _fences_hook() -> ModuleType:
-    """site_hooks/fences.py, the site's one reader of fences, imported by its path."""
-    spec = importlib.util.spec_from_file_location("site_hook_fences",
-                                                  REPO / "site_hooks" / "fences.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fenced_blocks = _fences_hook().fenced_blocks
 PAGES = [*sorted(path.relative_to(REPO).as_posix() for path in (REPO / "docs").rglob("*.md")),
          "README.md"]
 # The repository's own environment; a git worktree without one uses the environment running us.

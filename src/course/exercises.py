@@ -1,6 +1,6 @@
 """The half of `course check` that needs only the standard library, so that it runs in the browser.
 
-`course.check` checks every exercise; the site's in-page exercises (site_hooks/try_it.py) run
+`course.check` checks every exercise; the site's in-page exercises (src/course_site/try_it.py) run
 this module in Pyodide, which has no numpy, to check the three exercises whose checker needs
 nothing more: `pick_best`, `spec_tests` and `red_team` (`STDLIB_CHECKERS`). Both callers use
 the same code:

@@ -24,7 +24,7 @@ inside strings: a file that holds them would fall apart into invalid half-lines.
 blank, and skipped, only when it holds nothing but JSON's own whitespace (`JSON_BLANK`: space,
 tab, carriage return); a line of any other whitespace (U+00A0, U+3000, a form feed) is not
 JSON, so it is parsed and refused with its line number, never skipped in silence. The site's
-reader (`site_hooks/run_pages.py`, `read_jsonl`) follows the same rule.
+reader (`src/course_site/run_pages.py`, `read_jsonl`) follows the same rule.
 """
 
 from __future__ import annotations

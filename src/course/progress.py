@@ -20,9 +20,15 @@ WIDTH = 30
 """Characters between the brackets."""
 
 
+muted = False
+"""Set by a command that shows progress of its own (`course runs verify`): the bars of the work
+it calls would be drawn over its line, so none is drawn."""
+
+
 def enabled(stream: TextIO) -> bool:
-    """Draw only for a human: `stream` is a terminal and we are not inside CI."""
-    return stream.isatty() and "CI" not in os.environ
+    """Draw only for a human: `stream` is a terminal, we are not inside CI and no command shows
+    progress of its own (`muted`)."""
+    return stream.isatty() and "CI" not in os.environ and not muted
 
 
 def bar(items: Iterable[T], total: int, label: str, stream: TextIO | None = None) -> Iterable[T]:

@@ -2,7 +2,7 @@
 
 The boxes (docs/assets/javascripts/try-it.js) load Pyodide, a CPython compiled to WebAssembly,
 lay out a small copy of the repository in its file system (`src/course/` with this file and
-what it imports, the golden sets, the exercise stubs: site_hooks/try_it.py lists them) and call
+what it imports, the golden sets, the exercise stubs: src/course_site/try_it.py lists them) and call
 the functions below; each returns a JSON string for the page. Nothing here scores, explains or
 checks anything itself: `course.scorer.score` decides, `course.explain` explains, exactly as
 `course score` does, and `course.exercises` checks with the same checkers as `course check`.

@@ -32,7 +32,7 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
                edition: str = "student") -> Build:
     """`mkdocs build --strict` of `config` into `out`; returns the outcome, never raises.
     `site_url` is the address the site will be served at (instant navigation needs it);
-    `edition` is the edition built (site_hooks/editions.py), whatever the caller's shell says."""
+    `edition` is the edition built (course_site.editions), whatever the caller's shell says."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     for name, value in (("COURSE_SITE_EXTRA_RUNS", extra_runs), ("COURSE_SITE_URL", site_url),
                         ("COURSE_EDITION", edition)):
@@ -57,7 +57,7 @@ def mini_repo(root: Path, docs: dict[str, str], nav: str = MINIMAL_NAV,
     config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     (root / "mkdocs.yml").write_text(config[: config.index("\nnav:\n") + 1] + nav,
                                      encoding="utf-8")
-    links = ["site_hooks", "overrides", "package.json", "src"]
+    links = ["overrides", "package.json", "src"]
     links += ["node_modules"] if node_modules else []
     for name in links:
         os.symlink(REPO / name, root / name)
@@ -82,21 +82,3 @@ def page_file(site: Path, page: str) -> Path:
     """The HTML file behind a page path from `site_pages`."""
     return site / (page + "index.html" if page == "" or page.endswith("/") else page)
 
-
-def load_hook(name: str):
-    """Import `site_hooks/<name>.py` as a module, the way mkdocs loads a hook: registered in
-    sys.modules, with its folder on sys.path while it loads, so that it can import the hooks'
-    shared code (`from fences import fenced_blocks`)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"site_hook_{name}",
-                                                  REPO / "site_hooks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    saved = sys.path.copy()
-    sys.path.insert(0, str(REPO / "site_hooks"))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = saved
-    return module

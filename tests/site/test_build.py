@@ -18,7 +18,6 @@ from sitebuild import (
     REPO,
     Build,
     build_site,
-    load_hook,
     mini_repo,
     page_file,
     site_pages,
@@ -179,7 +178,7 @@ def test_the_lab_ipynb_is_the_same_bytes_at_every_build():
     `notebooks.downloadable`, so two builds write the same file."""
     import nbformat
 
-    notebooks = load_hook("notebooks")
+    from course_site import notebooks
 
     def executed(ids: tuple[str, str], start: str, chunks: list[str]):
         nb = nbformat.v4.new_notebook(cells=[

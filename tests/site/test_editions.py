@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sitebuild import REPO, Build, build_site, load_hook, mini_repo, page_file, site_pages
+from sitebuild import REPO, Build, build_site, mini_repo, page_file, site_pages
 
-editions = load_hook("editions")
+from course_site import editions
 
 SHORTEST = 50
 """Characters: a shorter fragment of teacher-only text may well be said elsewhere too."""

@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from sitebuild import REPO, load_hook
+from sitebuild import REPO
 from test_predictions import order_problems
 
 from course import data, datagen
+from course_site import fences, try_it
 
 sys.path.insert(0, str(REPO / "scripts"))
 from check_page import problems
@@ -24,13 +25,12 @@ if not (REPO / "docs" / "teacher").is_dir():
     pytest.skip("tests the teacher's guide (docs/teacher/), which the students' copy has not",
                 allow_module_level=True)
 GUIDE = (REPO / "docs" / "teacher" / "extending.md").read_text(encoding="utf-8")
-try_it = load_hook("try_it")
 
 
 def examples() -> list[str]:
     """The guide's examples: the bodies of its ````markdown fences, in order."""
     lines = GUIDE.split("\n")
-    return [fence.code(lines) for fence in load_hook("fences").fenced_blocks(lines)
+    return [fence.code(lines) for fence in fences.fenced_blocks(lines)
             if fence.fence == "````" and fence.words()[:1] == ["markdown"]]
 
 
@@ -59,7 +59,7 @@ def test_the_lesson_example_passes_the_page_check_and_prints_what_it_quotes(tmp_
     assert check_lesson(tmp_path, f"# Milestone 7\n\n{lesson}") == []
     assert order_problems(lesson) == []
     lines = lesson.split("\n")
-    block = next(load_hook("fences").fenced_blocks(lines))
+    block = next(fences.fenced_blocks(lines))
     ran = subprocess.run([sys.executable, "-c", block.code(lines)], cwd=tmp_path, text=True,
                          capture_output=True, env={**os.environ, "MPLBACKEND": "Agg"}, check=True)
     assert ran.stdout == "14 of 60 answers are negative\n" and "14 of 60:" in lesson

@@ -10,9 +10,10 @@ import logging
 import textwrap
 
 import pytest
-from sitebuild import REPO, load_hook
+from sitebuild import REPO
 
-outputs = load_hook("outputs")
+from course_site import outputs
+
 PAGE = "docs/lesson.md"
 
 

@@ -25,15 +25,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inert_html import Elements, live_markup
 from mkdocs.config import load_config
-from sitebuild import FIXTURE_RUNS, REPO, load_hook
+from sitebuild import FIXTURE_RUNS, REPO
 
 from course.evaluation import EvalConfig
 from course.jsonfiles import json_bytes, jsonl_bytes, jsonl_lines
 from course.reports.evaluation import render_readme
 from course.runs import write_run
-
-run_pages = load_hook("run_pages")
-fences = load_hook("fences")
+from course_site import fences, run_pages
 
 HOSTILE = FIXTURE_RUNS / "run_hostile"
 U2028 = FIXTURE_RUNS / "run_u2028"

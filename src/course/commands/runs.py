@@ -8,15 +8,23 @@ cannot do its job (an unknown run name, `--jobs 0`)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import shutil
 import sys
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from multiprocessing.queues import SimpleQueue
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, TextIO
 
+from course import progress
 from course.commands.options import UsageError
-from course.formatting import one_line
+from course.formatting import cut, one_line
 from course.limits import count_problem
 from course.locked_room import check_run
 from course.paths import RUNS_DIR, display_path
@@ -104,12 +112,153 @@ SLOWEST = ("run_012", "run_020")
 """Started first, so that the other runs fill the second process meanwhile (about 90 and 45 s)."""
 
 
-def _verify_group(names: tuple[str, ...]) -> list[tuple[str, list[str], float]]:
+class _Progress:
+    """What `verify` is rebuilding, on stderr, as runs start and finish: a bar, `k/N` runs done,
+    and the runs being rebuilt with their kind (`verify: [=====>    ] 7/20 run_007 (selection)
+    41 s`). On a terminal (`course.progress.enabled`) one line redrawn in place (a carriage
+    return), each run with the seconds it has been running; elsewhere (a pipe, a log file, CI)
+    one line per run as it starts, with the seconds since `verify` began. Ends with a line
+    `N/N done in S s`. Each method is safe to call from any thread."""
+
+    WIDTH = 16
+    """Characters between the brackets."""
+
+    def __init__(self, kinds: dict[str, str], stream: TextIO) -> None:
+        self.kinds = kinds                      # run to rebuild -> its kind (may be "")
+        self.stream = stream
+        self.live = progress.enabled(stream)
+        self.began = time.monotonic()
+        self.running: dict[str, float] = {}     # run -> when it started
+        self.finished: set[str] = set()
+        self.drawn = 0                          # the length of the line now on the terminal
+        self.lock = threading.Lock()
+
+    def tell(self, name: str, finished: bool) -> None:
+        """`name` has started (`finished` false) or is done; each is shown once."""
+        with self.lock:
+            if finished:
+                self.running.pop(name, None)
+                self.finished.add(name)
+            elif name not in self.running and name not in self.finished:
+                self.running[name] = time.monotonic()
+                if not self.live:
+                    self._write(f"{self._bar()} {self._named(name)} started at "
+                                f"{time.monotonic() - self.began:.0f} s\n")
+            self._draw()
+
+    def draw(self) -> None:
+        """Redraw the line in place (its seconds change): on a terminal only."""
+        with self.lock:
+            self._draw()
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Inside, the terminal's line is erased, so that lines printed on stdout do not land on
+        it; it is drawn again after."""
+        with self.lock:
+            if self.drawn:
+                self._write("\r" + " " * self.drawn + "\r")
+                self.drawn = 0
+            try:
+                yield
+            finally:
+                self._draw()
+
+    @contextmanager
+    def ticking(self) -> Iterator[None]:
+        """Inside, a thread redraws the line every second (the work runs in this thread)."""
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(1.0):
+                self.draw()
+
+        ticker = threading.Thread(target=tick, daemon=True)
+        if self.live:
+            ticker.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if ticker.is_alive():
+                ticker.join()
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """The last line, `N/N done in S s`; after an error, only the end of the line drawn."""
+        with self.lock:
+            if error is not None or not self.kinds:
+                if self.drawn:
+                    self._write("\n")
+                return
+            line = f"{self._bar()} done in {time.monotonic() - self.began:.0f} s"
+            self._write(("\r" + line.ljust(self.drawn) if self.live else line) + "\n")
+            self.drawn = 0
+
+    def _named(self, name: str) -> str:
+        kind = self.kinds.get(name, "")
+        return f"{name} ({kind})" if kind else name
+
+    def _bar(self) -> str:
+        done, total = len(self.finished), len(self.kinds)
+        filled = self.WIDTH * done // max(total, 1)
+        arrow = "=" * filled + (">" if filled < self.WIDTH else "")
+        return f"verify: [{arrow:<{self.WIDTH}}] {done}/{total}"
+
+    def _draw(self) -> None:
+        if not self.live or not self.kinds:
+            return
+        now = time.monotonic()
+        line = self._bar() + "".join(
+            f"{',' if k else ''} {self._named(name)} {now - start:.0f} s"
+            for k, (name, start) in enumerate(self.running.items()))
+        width = shutil.get_terminal_size().columns - 1    # a wrapped line is not redrawn
+        line = line if len(line) <= width else line[:width - 3] + "..."
+        self._write("\r" + line.ljust(self.drawn))
+        self.drawn = len(line)
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def _kind(name: str) -> str:
+    """The kind of the committed run `name` as its manifest says it ("" if unreadable)."""
+    try:
+        return cut(str(read_json(RUNS_DIR / name, "manifest.json").get("kind", "")), 24)
+    except RunError:
+        return ""
+
+
+_events: SimpleQueue[tuple[str, bool]] | None = None
+"""In a worker process of `verify`: where `_tell` sends which run starts or is done."""
+
+
+def _listen(events: SimpleQueue[tuple[str, bool]]) -> None:
+    """The worker process's initializer: keep the parent's queue, and draw no bar of its own."""
+    global _events
+    _events = events
+    progress.muted = True
+
+
+def _tell(name: str, finished: bool) -> None:
+    """In a worker process: tell the parent that `name` starts or is done (`_Progress.tell`)."""
+    if _events is not None:
+        _events.put((name, finished))
+
+
+def _verify_group(names: tuple[str, ...], tell: Callable[[str, bool], None]
+                  ) -> list[tuple[str, list[str], float]]:
     results = []
     for name in names:
+        tell(name, False)
         start = time.perf_counter()
         differences = verify([name])[name]
         results.append((name, differences, time.perf_counter() - start))
+        tell(name, True)
     return results
 
 
@@ -127,10 +276,10 @@ def _groups(names: list[str]) -> list[tuple[str, ...]]:
 
 
 def _verify_main(args: Any) -> int:
-    """One line per run on stdout, in the order asked; meanwhile, on stderr, a line as each run
-    is done, `[k/N]` counting them (all of them take a few minutes in two processes). A stale
-    run (measured by another scorer version) is reported without being rebuilt, and then, once,
-    the command that regenerates the stale runs."""
+    """One line per run on stdout, in the order asked; meanwhile, on stderr, which runs are
+    being rebuilt and how many are done (`_Progress`; all of them take a few minutes in two
+    processes). A stale run (measured by another scorer version) is reported without being
+    rebuilt, and then, once, the command that regenerates the stale runs."""
     _report_leftovers()
     problem = count_problem("--jobs", args.jobs, 1, MAX_JOBS,
                             "one process per run at most, and each holds a run in memory")
@@ -147,6 +296,7 @@ def _verify_main(args: Any) -> int:
     groups = _groups(fresh)
     print(f"verify: {len(names)} runs, {len(old)} stale (not rebuilt), {len(fresh)} to "
           f"rebuild with --jobs {args.jobs}", file=sys.stderr, flush=True)
+    status = _Progress({name: _kind(name) for name in fresh}, sys.stderr)
     shown = 0
 
     def done(checked: list[tuple[str, list[str], float]]) -> None:
@@ -154,25 +304,49 @@ def _verify_main(args: Any) -> int:
         nonlocal shown
         for name, differences, seconds in checked:
             results[name] = (differences, seconds)
-            print(f"verify: [{len(results)}/{len(names)}] {name} done ({seconds:.1f} s)",
-                  file=sys.stderr, flush=True)
+            status.tell(name, True)
+        ready = []
         while shown < len(names) and names[shown] in results:
-            _print_verified(names[shown], *results[names[shown]])
+            ready.append(names[shown])
             shown += 1
+        if ready:
+            with status.aside():
+                for name in ready:
+                    _print_verified(name, *results[name])
 
-    done([])
-    if args.jobs == 1 or len(groups) <= 1:
-        for group in groups:
-            done(_verify_group(group))
-    else:
-        with ProcessPoolExecutor(args.jobs) as pool:
-            for future in as_completed([pool.submit(_verify_group, g) for g in groups]):
-                done(future.result())
+    with status:
+        done([])
+        if args.jobs == 1 or len(groups) <= 1:
+            with status.ticking():
+                progress.muted = True
+                try:
+                    for group in groups:
+                        done(_verify_group(group, status.tell))
+                finally:
+                    progress.muted = False
+        else:
+            _verify_in_processes(groups, args.jobs, status, done)
     if old:
         print(f"stale: {', '.join(old)} (measured by another scorer version than the one they "
               f"are built with now, {SCORER_VERSION}); regenerate them with "
               f"`{REGENERATE_STALE}`, then review and commit the diff", flush=True)
     return 1 if any(differences for differences, _ in results.values()) else 0
+
+
+def _verify_in_processes(groups: list[tuple[str, ...]], jobs: int, status: _Progress,
+                         done: Callable[[list[tuple[str, list[str], float]]], None]) -> None:
+    """Verify `groups` in `jobs` processes: `done` with each group's results as it ends, and
+    `status` told which run each process starts or has finished, within half a second."""
+    events: SimpleQueue[tuple[str, bool]] = multiprocessing.SimpleQueue()
+    with ProcessPoolExecutor(jobs, initializer=_listen, initargs=(events,)) as pool:
+        pending = {pool.submit(_verify_group, group, _tell) for group in groups}
+        while pending:
+            ended, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            while not events.empty():
+                status.tell(*events.get())
+            for future in ended:
+                done(future.result())
+            status.draw()
 
 
 def _print_verified(name: str, differences: list[str], seconds: float | None) -> None:

@@ -3,7 +3,7 @@
 Each figure is two functions: `<name>_data()` gathers the numbers (from a run folder, the
 scorer or the tokenizer) and `<name>_figure(data)` draws them. `FIGURES` turns each pair into
 PNG bytes (`course.reports.png.figure_png`, reproducible); the site renders them at build time
-into `assets/figures/` (see `site_hooks/figures.py`), so a figure cannot drift from the code
+into `assets/figures/` (see `src/course_site/figures.py`), so a figure cannot drift from the code
 or the run it illustrates.
 
 - `distribution_shift`: the frozen snapshot (written by π_0) and the fresh samples of the token

@@ -2,7 +2,7 @@
 
 The site must work with no network at all, so nothing may come from a CDN. `package.json` pins
 exact versions, `package-lock.json` pins every byte, and `npm ci` puts them in node_modules/.
-This hook checks that what is installed is what is pinned, then adds the needed files to the
+This module checks that what is installed is what is pinned, then adds the needed files to the
 build as if they lived under docs/assets/vendor/ (so `mkdocs serve` serves them too):
 
 - Mermaid: the one-file UMD bundle `dist/mermaid.min.js`, which defines the global `mermaid`.
@@ -14,7 +14,7 @@ build as if they lived under docs/assets/vendor/ (so `mkdocs serve` serves them 
   interpreter `pyodide.asm.mjs` and `pyodide.asm.wasm`, the standard library
   `python_stdlib.zip`, and `pyodide-lock.json`, which it reads at start). No package of its
   own (numpy and the like come from a CDN, so never here). The Try-it boxes
-  (site_hooks/try_it.py) load it when a reader first presses a button, never with the page.
+  (course_site/try_it.py) load it when a reader first presses a button, never with the page.
 """
 
 from __future__ import annotations

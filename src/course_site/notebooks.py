@@ -14,10 +14,10 @@ downloadable.
   notebook is cached beside it (`cached_notebook`).
 - The lab kernels get CurveZMQ keys (`encrypt_kernel_traffic`), so ipykernel has no reason to
   print "Kernel is running over TCP without encryption" once per lab.
-- The scorer lab's page also carries a Try-it box (site_hooks/try_it.py) under its links.
+- The scorer lab's page also carries a Try-it box (course_site/try_it.py) under its links.
 - Jupyter's prompts, the copy buttons and the download box are kept out of the search index
-  (site_hooks/search_index.py tells the rest of what search finds).
-- Under `mkdocs serve` only, executed labs are cached: site_hooks/serve.py.
+  (course_site/search_index.py tells the rest of what search finds).
+- Under `mkdocs serve` only, executed labs are cached: course_site/serve.py.
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ import jupytext
 import nbformat
 import zmq
 from jupyter_client.manager import KernelManager
-from mkdocs.plugins import event_priority, get_plugin_logger
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
 from mkdocs_jupyter import nbconvert2
 from mkdocs_jupyter import plugin as jupyter_plugin
 from nbconvert.exporters.html import HTMLExporter
-from try_it import box_html
+
+from course_site.try_it import box_html
 
 log = get_plugin_logger(__name__)
 
@@ -42,7 +46,7 @@ _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.DOTALL | re.IGNORECASE)
 _NETWORK = re.compile(r"""(?:src=["']|import\(\s*["']|from\s+["'])https?://""", re.IGNORECASE)
 
 
-def is_lab(page) -> bool:
+def is_lab(page: Page) -> bool:
     return page.file.src_uri.startswith("labs/") and page.file.src_uri.endswith(".py")
 
 
@@ -77,14 +81,14 @@ def download_box(stem: str) -> str:
 
 
 def try_it_box(stem: str) -> str:
-    """The scorer lab's page carries a Try-it box under its download links (site_hooks/try_it.py):
+    """The scorer lab's page carries a Try-it box under its download links (course_site/try_it.py):
     the page only, never its `.ipynb`, which is the notebook as executed."""
     if stem != "lab_scorer":
         return ""
     return box_html("scorer", {"completion": "Final: 0323", "expected": "323"}, number=1)
 
 
-def on_page_content(html: str, page, config, files) -> str:
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if not is_lab(page):
         return html
     keep_download(page, config)
@@ -102,7 +106,7 @@ def on_page_content(html: str, page, config, files) -> str:
     return html[:title_end] + box + html[title_end:]
 
 
-def on_post_page(output: str, page, config) -> str:
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     if is_lab(page) and page.file.src_uri in _downloads:
         target = Path(page.file.abs_dest_path).parent / f"{Path(page.file.src_uri).stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +145,7 @@ def keep_executed_notebooks() -> None:
     nbconvert2.HTMLExporter = KeepExecutedNotebook
 
 
-def downloadable(nb) -> str:
+def downloadable(nb: nbformat.NotebookNode) -> str:
     """The `.ipynb` text of notebook `nb`, the same at every build of the same lab: cell ids
     (random when jupytext reads a `.py`) become their position, the execution timestamps
     nbclient records in each cell's metadata are dropped, and consecutive pieces of one stream
@@ -171,7 +175,7 @@ def joined_streams(outputs: list) -> list:
     return joined
 
 
-def network_references(nb) -> list[str]:
+def network_references(nb: nbformat.NotebookNode) -> list[str]:
     """What in `nb` (a cell's source, an output's text or data) loads from the network."""
     texts = []
     for cell in nb.cells:
@@ -183,23 +187,25 @@ def network_references(nb) -> list[str]:
             for text in texts for match in _NETWORK.finditer(text)]
 
 
-def cached_notebook(page, config) -> Path | None:
-    """Under `mkdocs serve` (site_hooks/serve.py turns mkdocs-jupyter's cache on) the lab's
+def cached_notebook(page: Page, config: MkDocsConfig) -> Path | None:
+    """Under `mkdocs serve` (course_site/serve.py turns mkdocs-jupyter's cache on) the lab's
     executed notebook is kept beside mkdocs-jupyter's cached page: `<key>.ipynb` next to
     `<key>.json`, under mkdocs-jupyter's own key. None when the cache is off (`mkdocs build`)."""
     lab = config.plugins["mkdocs-jupyter"].config
     if not lab["cache"]:
         return None
     source = page.file.abs_src_path
+    if source is None:      # a generated page; labs are files under docs/
+        return None
     execute = lab["execute"] and not any(PurePath(source).match(pattern)
                                          for pattern in lab["execute_ignore"])
     key = jupyter_plugin._compute_cache_key(source, lab, execute)
     return Path(lab["cache_dir"]) / f"{key}.ipynb"
 
 
-def on_pre_page(page, config, files):
+def on_pre_page(page: Page, config: MkDocsConfig, files: Files) -> Page:
     """Before a lab renders: forget any notebook kept earlier, and turn a cached page without
-    its cached notebook (cached before this hook kept them) into a cache miss, so that the lab
+    its cached notebook (cached before this module kept them) into a cache miss, so that the lab
     is executed once more and both are cached."""
     if is_lab(page):
         _rendered.clear()
@@ -209,7 +215,7 @@ def on_pre_page(page, config, files):
     return page
 
 
-def keep_download(page, config) -> None:
+def keep_download(page: Page, config: MkDocsConfig) -> None:
     """After a lab rendered: its `.ipynb` text, from the notebook it executed just now or, when
     it came from the serve cache, from the notebook cached with it."""
     kept = cached_notebook(page, config)
@@ -233,8 +239,7 @@ def keep_download(page, config) -> None:
     _downloads[page.file.src_uri] = text
 
 
-@event_priority(-100)   # after mkdocs-jupyter's on_post_build, which evicts stale cached pages
-def on_post_build(config) -> None:
+def on_post_build(config: MkDocsConfig) -> None:
     """A cached notebook goes with its cached page."""
     lab = config.plugins["mkdocs-jupyter"].config
     if lab["cache"]:

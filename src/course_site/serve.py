@@ -13,7 +13,7 @@ build, CI) is left exactly as it is, except that it can never read a cache:
   (`on_files`), or mkdocs would rebuild them, and list them in the search index again, at
   every save.
 
-A hook module is imported once per mkdocs process: after editing site_hooks/, restart.
+The package is imported once per mkdocs process: after editing src/course_site/, restart.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.plugins import event_priority, get_plugin_logger
+from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import clean_directory
 
@@ -34,7 +34,7 @@ log = get_plugin_logger(__name__)
 
 
 LAB_INPUTS = ("src", "data", "runs")
-"""What a lab (or a page's Python block, site_hooks/outputs.py) reads besides its own source:
+"""What a lab (or a page's Python block, course_site/outputs.py) reads besides its own source:
 the course package, its data, the saved runs."""
 SITE_INPUTS = ("mkdocs.yml", *LAB_INPUTS)
 """What the pages are built from outside docs/ (the nav, snippets, run pages, the API page)."""
@@ -47,7 +47,7 @@ DIRTY_WARNING = "A 'dirty' build is being performed"
 
 _session = SimpleNamespace(serving=False, dirty=False, site_inputs="")
 """What this mkdocs process was started for (`mkdocs serve`? with --dirty?), and the digest of
-SITE_INPUTS at its previous build ("" before the first): a hook module lives as long as the
+SITE_INPUTS at its previous build ("" before the first): the module lives as long as the
 process."""
 
 
@@ -112,7 +112,6 @@ def on_pre_build(config: MkDocsConfig) -> None:
     _session.site_inputs = inputs
 
 
-@event_priority(-100)   # after the hooks that generate pages (site_hooks/run_pages.py)
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Under `serve --dirty`, mkdocs rebuilds every page generated from text (the run pages) at
     each save, as it has no file to compare dates with: about a second, and Material's search
@@ -134,7 +133,6 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
-@event_priority(100)   # before mkdocs-jupyter's own on_post_build
 def on_post_build(config: MkDocsConfig) -> None:
     """mkdocs-jupyter ends a build by deleting the cached labs that the build did not render.
     A `--dirty` build renders no lab but a saved one, so under `serve --dirty` that clean-up is

@@ -8,14 +8,14 @@ Every Python block in docs/ is a test (pytest-markdown-docs, run with
 
 Material renders the brace form well but silently drops a bare word such as `notest`, so the
 built HTML could not tell the copy-paste test (tests/site/test_copy_paste.py) which blocks to
-skip. This hook turns those words into classes before rendering: `{.python .notest}`. The
+skip. This module turns those words into classes before rendering: `{.python .notest}`. The
 pytest side accepts both spellings (tests/conftest.py).
 
 The other spelling pytest-markdown-docs knows, a bare word after the language (```python
 notest), breaks Material's highlighting, so it is refused with a warning (a failure under
 --strict) that says what to write instead.
 
-`fenced_blocks` is the one reader of fences for the hooks: site_hooks/outputs.py finds the
+`fenced_blocks` is the one reader of fences of the site: course_site/outputs.py finds the
 blocks it runs with it too.
 """
 
@@ -25,7 +25,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
 
 log = get_plugin_logger(__name__)
 
@@ -100,7 +103,7 @@ def rewrite_fences(markdown: str, where: str = "") -> tuple[str, list[str]]:
     return "\n".join(lines), problems
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     rewritten, problems = rewrite_fences(markdown, page.file.src_uri)
     for problem in problems:
         log.warning(problem)

@@ -2,7 +2,7 @@
 
 Material's search plugin indexes each page's HTML, one entry per section, and ranks entries with
 lunr. Left alone it ranked References and raw run data above the lessons, showed TeX source in
-previews, and opened each lab's preview with Jupyter's prompts. This hook fixes the index in
+previews, and opened each lab's preview with Jupyter's prompts. This module fixes the index in
 three ways; the pages themselves never change.
 
 1. **Teaching pages first** (`BOOSTS`). Each page gets a search boost by where it sits: the
@@ -12,7 +12,7 @@ three ways; the pages themselves never change.
 2. **Maths as text** (`tex_to_text`). pymdownx.arithmatex (generic mode) writes maths into the
    HTML as TeX between `\\(`...`\\)` or `\\[`...`\\]`, for MathJax to typeset; notebook
    markdown cells (mkdocs-jupyter) keep `$`...`$` and `$$`...`$$`. While the pages are rendered,
-   this hook records each page's maths exactly where MathJax will typeset it (see
+   this module records each page's maths exactly where MathJax will typeset it (see
    assets/javascripts/mathjax-config.js: inside `.arithmatex` and `.jp-RenderedMarkdown`, never
    in code); after Material has written `search/search_index.json`, it replaces, in that page's
    entries and outside `<code>`/`<pre>`, each recorded formula by plain text:
@@ -21,7 +21,7 @@ three ways; the pages themselves never change.
 3. **Lab previews start with the lab's text** (`merge_notebook_title`). A notebook's title sits
    inside a cell, so Material files the lab's code cells under the page's own entry and the
    title's text under a second entry of the same name; the two are merged, the title's text
-   first. (site_hooks/notebooks.py keeps Jupyter's prompts and copy buttons out of the index.)
+   first. (course_site/notebooks.py keeps Jupyter's prompts and copy buttons out of the index.)
 """
 
 from __future__ import annotations
@@ -32,7 +32,12 @@ from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
-from mkdocs.plugins import event_priority, get_plugin_logger
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+from mkdocs.utils.templates import TemplateContext
 
 log = get_plugin_logger(__name__)
 
@@ -57,7 +62,7 @@ def boost_of(url: str) -> float:
     return BOOSTS.get(url.split("/", 1)[0], 1.0)
 
 
-def on_page_markdown(markdown, page, config, files):
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     # Material's search plugin reads `search.boost` from the page's metadata (as front matter
     # would set it) when it indexes the page, after this event.
     search = page.meta.setdefault("search", {})
@@ -273,19 +278,19 @@ def rewrite_index(index: dict, formulas_by_page: dict[str, dict[str, str]]) -> i
     return changed
 
 
-# -- hooks -----------------------------------------------------------------------------------
+# -- the build's events (called by plugin.py) --------------------------------------------
 
 _formulas_by_page: dict[str, dict[str, str]] = {}
 
 
-def on_page_context(context, page, config, nav):
+def on_page_context(context: TemplateContext, page: Page, config: MkDocsConfig,
+                    nav: Navigation) -> TemplateContext:
     # read-only: the same HTML Material's search plugin indexes in this event
     _formulas_by_page[page.url] = formulas_in(page.content or "")
     return context
 
 
-@event_priority(-100)   # after Material's search plugin has written the index
-def on_post_build(config):
+def on_post_build(config: MkDocsConfig) -> None:
     path = Path(config.site_dir) / "search" / "search_index.json"
     if not path.is_file():
         return

@@ -2,7 +2,7 @@
 
 At build time each runnable Python block of a Markdown page (every ```python fence that is not
 `{.python notest}`, inside admonitions and tabs too) is run the way a reader runs a pasted
-block: by site_hooks/run_blocks.py, in a fresh interpreter, in an empty temporary folder, with
+block: by course_site/run_blocks.py, in a fresh interpreter, in an empty temporary folder, with
 only the installed `course` package to import. A block starts from an empty namespace; a
 `{.python continuation}` block continues the namespace of the block before it. What it prints
 is inserted under it as a text block with the class `course-output` (CSS labels it "Output");
@@ -39,11 +39,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from fences import Fence, fenced_blocks
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
-from serve import LAB_INPUTS, tree_digest
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+
+from course_site.fences import Fence, fenced_blocks
+from course_site.serve import LAB_INPUTS, tree_digest
 
 log = get_plugin_logger(__name__)
 
@@ -97,18 +100,18 @@ def chains(blocks: list[dict[str, Any]]) -> list[list[int]]:
 
 
 def execute(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run blocks in a fresh interpreter (site_hooks/run_blocks.py); one result per block."""
+    """Run blocks in a fresh interpreter (course_site/run_blocks.py); one result per block."""
     with tempfile.TemporaryDirectory(prefix="course-blocks-") as scratch:
         given, taken = Path(scratch, "blocks.json"), Path(scratch, "results.json")
         workdir = Path(scratch, "cwd")
         workdir.mkdir()
         given.write_text(json.dumps(blocks), encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"MPLBACKEND": "Agg"}
-        done = subprocess.run([sys.executable, str(RUNNER), str(given), str(taken)],
+        done = subprocess.run([sys.executable, "-P", str(RUNNER), str(given), str(taken)],
                               cwd=workdir, env=env, capture_output=True, text=True,
                               timeout=TIMEOUT_S)
         if done.returncode != 0 or not taken.is_file():
-            raise PluginError(f"site_hooks/run_blocks.py failed on {blocks[0]['name']}: "
+            raise PluginError(f"course_site/run_blocks.py failed on {blocks[0]['name']}: "
                               f"exit {done.returncode}\n{done.stderr[-2000:]}")
         return json.loads(taken.read_text(encoding="utf-8"))
 
@@ -185,7 +188,7 @@ def with_outputs(markdown: str, where: str) -> str:
     return "\n".join(lines)
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if not page.file.src_uri.endswith(".md"):
         return markdown              # lab notebooks are executed by mkdocs-jupyter
     return with_outputs(markdown, f"docs/{page.file.src_uri}")

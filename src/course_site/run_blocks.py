@@ -1,6 +1,6 @@
 """Run a page's Python blocks as a reader would, and say what each one printed.
 
-site_hooks/outputs.py starts this file as a script, with the course's interpreter, in a fresh
+course_site/outputs.py starts this file as a script, with the course's interpreter, in a fresh
 temporary folder and without PYTHONPATH: a block can import what a reader's pasted code can
 import (the installed `course` package) and nothing of the repository. It reads a JSON list of
 blocks from the file named by its first argument and writes the results to the second:

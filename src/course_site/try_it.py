@@ -27,7 +27,7 @@ scripts/test_page.sh).
 `scorer` is a completion and an expected answer to edit and score, with the spec's near misses
 a click away; `golden` runs both golden suites; `exercise` is an exercise of `course check` to
 write and check in the page, for those whose check needs only the standard library
-(`course.exercises.STDLIB_CHECKERS`). This hook turns each block into the box's HTML
+(`course.exercises.STDLIB_CHECKERS`). This module turns each block into the box's HTML
 (`box_html`): a sentence that stands without JavaScript (with the command that gives the same
 verdict), and the controls, hidden until docs/assets/javascripts/try-it.js shows them.
 
@@ -35,7 +35,7 @@ The Python the boxes run is the repository's own, copied into the site at every 
 assets/try-it/ as a small copy of the repository (`on_files`): the package files in
 `PYTHON_FILES`, the golden sets and the exercise stubs, listed in assets/try-it/files.json for
 the script to write into Pyodide's file system. The kata's answer keys are never copied: the
-site is public. Pyodide itself is vendored from npm by site_hooks/vendor_assets.py.
+site is public. Pyodide itself is vendored from npm by course_site/vendor_assets.py.
 """
 
 from __future__ import annotations
@@ -49,15 +49,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fences import Fence, fenced_blocks
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 import course
 from course.exercises import EXERCISES, STDLIB_CHECKERS
 from course.paths import DATA_DIR, REPO_ROOT
 from course.scorer import read_integer
+from course_site.fences import Fence, fenced_blocks
 
 FOLDER = "assets/try-it"
 PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryit.py",
@@ -261,5 +262,5 @@ def expand(markdown: str, where: str) -> str:
     return "\n".join(lines)
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     return expand(markdown, page.file.src_uri)

@@ -15,7 +15,7 @@ GitHub, a region between the lines `<!-- teacher-only -->` and `<!-- /teacher-on
 teacher-only too.
 
 mkdocs.yml sets `extra.edition` from COURSE_EDITION: `student` unless it says `teacher`. In the
-student edition this hook drops every teacher part from every page before anything else reads
+student edition this module drops every teacher part from every page before anything else reads
 the page, and drops the teacher's guide (the pages under docs/teacher/) from the files and the
 nav, so none of it reaches a page, the search index, the sitemap or a download. In the teacher
 edition everything is built; teacher blocks have their own style (course.css) and
@@ -27,8 +27,8 @@ and the line, so it fails the strict build of either edition; the student editio
 all the same.
 
 `teacher_parts` is the one reader of the markers and `student_markdown` the one implementation
-of "drop the teacher-only parts": this hook, scripts/student_copy.sh (`python
-site_hooks/editions.py FILE...` rewrites each Markdown file in place) and the leak test
+of "drop the teacher-only parts": this module, scripts/student_copy.sh (`python -m
+course_site.editions FILE...` rewrites each Markdown file in place) and the leak test
 (tests/site/test_editions.py, which takes the texts of the parts as what must not leak) all use
 them.
 """
@@ -40,11 +40,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from fences import fenced_blocks
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+
+from course_site.fences import fenced_blocks
 
 log = get_plugin_logger(__name__)
 
@@ -167,7 +169,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
-def on_page_markdown(markdown: str, page, config: MkDocsConfig, files: Files) -> str:
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     student, problems = student_markdown(markdown, page.file.src_uri)
     for problem in problems:
         log.warning(problem)

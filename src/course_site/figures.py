@@ -21,6 +21,7 @@ import re
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from course.paths import RUNS_DIR
 from course.reports.figures import FIGURES
@@ -73,5 +74,5 @@ def numbered_figures(content: str) -> str:
     return _ALONE.sub(figure, content)
 
 
-def on_page_content(content: str, page, config, files) -> str:
+def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     return numbered_figures(content)

@@ -3,7 +3,7 @@
 A run folder (`runs/run_001/`, ...) is the course's unit of evidence: `manifest.json` (what was
 measured, with which instrument, on which inputs), `summary.json` (the numbers the lessons
 quote), a `README.md` in plain words, and per-item artifacts (`*.jsonl`, `*.csv`, `*.png`,
-`*.txt` logs, other `*.md` reports). This hook turns each folder into a page under
+`*.txt` logs, other `*.md` reports). This module turns each folder into a page under
 `runs/<name>/` that reads like a report (`run_page`): its title says what the run measures (the
 README's); then what was run and why (the one change, said once); the README's results
 (headline numbers, figures, failures by cause with examples); provenance; and last the raw
@@ -19,7 +19,7 @@ HTML-escapes all text (a scorer's `message` is prose whose `backticked` spans be
 code, after escaping); the README
 (and any other `.md` report) is made inert by `readme_markdown`: no raw HTML, no link except a
 plain one to a relative or http(s) address, no attribute list, no math, and code fences that
-every reader of the page (site_hooks/fences.py, pymdownx.superfences) opens and closes on the
+every reader of the page (course_site/fences.py, pymdownx.superfences) opens and closes on the
 same lines; and no line of a generated page can act as a `--8<--` snippet (`inert_snippets`),
 which pymdownx.snippets would otherwise expand anywhere, even inside a code fence.
 
@@ -53,7 +53,7 @@ from course.jsonfiles import jsonl_lines
 log = get_plugin_logger(__name__)
 
 EXTRA_RUNS_ENV = "COURSE_SITE_EXTRA_RUNS"
-NAV_TITLE = "Runs"          # the nav entry this hook fills
+NAV_TITLE = "Runs"          # the nav entry this module fills
 SITE_FOLDER = "runs"        # pages live at runs/index.md and runs/<name>/index.md
 TEXT_LIMIT = 400            # characters of one string shown before "... (N characters)"
 EXAMPLES_LIMIT = 20         # records shown per JSONL file
@@ -227,7 +227,7 @@ def fold(label: str, inner: str) -> str:
 # -- 2. the run's own README, included safely ------------------------------------------------
 
 _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-"""A fence line as site_hooks/fences.py reads it (the most lenient reader of the page)."""
+"""A fence line as course_site/fences.py reads it (the most lenient reader of the page)."""
 _CODE_SPAN = re.compile(r"(?<!\\)(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)")
 _LANG = re.compile(r"[A-Za-z0-9_+-]+")
 _PYTHON = {"python", "py", "python3"}
@@ -297,12 +297,13 @@ def _inert_line(line: str) -> str:
 
 def readme_markdown(text: str) -> str:
     """A run's Markdown made inert. Outside code fences, `_inert_line`. Fences are rewritten
-    so that every reader agrees where they are: each line site_hooks/fences.py would take for
+    so that every reader agrees where they are: each line course_site/fences.py would take for
     an opening or closing fence becomes a canonical one at the margin (the info string reduced
     by `_fence_info`) after a blank line, and a fence left open is closed; a line Markdown
     takes for blank is left empty. Lines are cut at "\\n" and "\\r", as Markdown cuts them. Apply
     `inert_snippets` to the whole page."""
-    lines, fence = [], None
+    lines: list[str] = []
+    fence: str | None = None
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         match = _FENCE.match(line)
         if fence is not None:
@@ -627,7 +628,7 @@ def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
     return inert_snippets("\n".join([*lines, html_block(table), ""]))
 
 
-# -- 5. the mkdocs hooks ---------------------------------------------------------------------
+# -- 5. the build's events (called by plugin.py) ----------------------------------------
 
 def run_folders(config: MkDocsConfig) -> list[Path]:
     """Every `run_*` folder of runs/ (and of $COURSE_SITE_EXTRA_RUNS), by name."""

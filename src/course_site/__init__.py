@@ -1,0 +1,24 @@
+"""The course's site: what turns docs/, runs/ and the course's own output into web pages.
+
+The boundary: this package reads what the course makes (its modules, data, runs, the text its
+code prints) and the course never imports it or bends for it. `farm-studio look` shows it as
+one room above `course`, with arrows into `course` only.
+
+It is one MkDocs plugin, `course-site` (`plugin.CourseSite`, registered in pyproject.toml),
+whose events call the modules below in the order the build needs them:
+
+- `editions`       the student edition drops teacher blocks and the teacher's guide
+- `vendor_assets`  Mermaid, MathJax and Pyodide copied from node_modules/ (no CDN)
+- `try_it`         ```try-it boxes: the scorer run in the reader's browser (Pyodide)
+- `fences`         the fence options `{.python notest}` and `continuation`, kept as classes
+- `outputs`        each Python block run once (`run_blocks`), its output shown beneath it
+- `run_pages`      one page per runs/run_*/ folder, every value shown as inert text
+- `notebooks`      lab pages: no CDN script, download links, kernels that do not warn
+- `serve`          `mkdocs serve --dirty`: labs cached, a saved page rebuilt alone
+- `figures`        concept figures drawn by `course.reports.figures`; pictures numbered
+- `search_index`   teaching pages ranked first, maths as text in previews
+
+Everything a page shows that comes from a file or from a block's output is untrusted: it is
+escaped, or inserted after Markdown has been rendered, so it can never become markup, a
+snippet or a script. The pages' own Python is trusted like any code (the build runs it).
+"""
