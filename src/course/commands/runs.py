@@ -114,11 +114,13 @@ SLOWEST = ("run_012", "run_020")
 
 class _Progress:
     """What `verify` is rebuilding, on stderr, as runs start and finish: a bar, `k/N` runs done,
-    and the runs being rebuilt with their kind (`verify: [=====>    ] 7/20 run_007 (selection)
-    41 s`). On a terminal (`course.progress.enabled`) one line redrawn in place (a carriage
-    return), each run with the seconds it has been running; elsewhere (a pipe, a log file, CI)
-    one line per run as it starts, with the seconds since `verify` began. Ends with a line
-    `N/N done in S s`. Each method is safe to call from any thread."""
+    and the runs being rebuilt with their kind. On a terminal (`course.progress.enabled`), one
+    line redrawn in place (a carriage return), each run with the seconds it has been running:
+    `verify: [==>             ] 3/20 run_012 (learn_kl_sweep) 41 s, run_004 (mdp) 1 s`.
+    Elsewhere (a pipe, a log file, CI), one line per run as it starts, with the seconds since
+    `verify` began: `verify: [==>             ] 3/20 run_004 (mdp) started at 41 s`. Ends with
+    `verify: [================] 20/20 done in 95 s`. Each method is safe to call from any
+    thread."""
 
     WIDTH = 16
     """Characters between the brackets."""
@@ -186,7 +188,7 @@ class _Progress:
     def __enter__(self) -> _Progress:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+    def __exit__(self, error_type: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         """The last line, `N/N done in S s`; after an error, only the end of the line drawn."""
         with self.lock:

@@ -1,0 +1,131 @@
+"""`course runs verify` shows on stderr which run it is rebuilding, as it starts: one line per
+run in a log, one line redrawn in place on a terminal; its report on stdout stays as it was.
+
+The rebuilds are stand-ins that return the committed files of the run (so each run is
+byte-identical, in a moment) after looking at what stderr already shows: no assertion here
+depends on how long anything takes."""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import re
+import sys
+import time
+
+import pytest
+
+from course import progress, runs
+from course.cli import main
+from course.commands import runs as command
+from course.paths import RUNS_DIR
+from course.reports import canonical
+
+KINDS = {"run_001": "eval", "run_002": "selection", "run_005": "kl_tradeoff"}
+"""Three fast canonical runs and the kind their committed manifests name."""
+
+
+def ok_lines(names: list[str]) -> str:
+    """A pattern for the report on stdout, as it was before any progress was shown."""
+    return "".join(rf"{name}: ok \(byte-identical, rebuilt in \d+\.\d s\)\n" for name in names)
+
+
+def watching(seen: dict[str, str], name: str, stderr: io.StringIO):
+    """A rebuild of `name` that first records what `stderr` shows, then returns the committed
+    files."""
+    def rebuild() -> runs.RunFiles:
+        seen[name] = stderr.getvalue()
+        return runs.read_files(RUNS_DIR / name)
+    return rebuild
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_each_run_is_named_on_stderr_before_it_is_rebuilt(monkeypatch, capsys):
+    stderr, seen = io.StringIO(), {}
+    for name in KINDS:
+        monkeypatch.setitem(canonical.CANONICAL, name, watching(seen, name, stderr))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(["runs", "verify", "--jobs", "1", *KINDS]) == 0
+    out = capsys.readouterr().out
+    assert re.fullmatch(ok_lines(list(KINDS)), out), out          # stdout as it always was
+    lines = stderr.getvalue().splitlines()
+    assert lines[0] == "verify: 3 runs, 0 stale (not rebuilt), 3 to rebuild with --jobs 1"
+    # the first progress line is on stderr before the first run is rebuilt
+    assert seen["run_001"].splitlines()[1:] == [lines[1]]
+    assert re.fullmatch(r"verify: \[> {15}\] 0/3 run_001 \(eval\) started at \d+ s", lines[1])
+    for k, (name, kind) in enumerate(KINDS.items()):
+        # before each run is rebuilt, its line says how many are done, and which it starts
+        started = seen[name].splitlines()[-1]
+        assert re.fullmatch(rf"verify: \[=*> *\] {k}/3 {name} \({kind}\) started at \d+ s",
+                            started), started
+        # one line per run in a log (not a terminal)
+        assert [line for line in lines if name in line] == [started]
+    assert re.fullmatch(r"verify: \[=+\] 3/3 done in \d+ s", lines[-1])
+    assert len(lines) == 1 + len(KINDS) + 1 and "\r" not in stderr.getvalue()
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork",
+                    reason="the worker processes must inherit the stand-in rebuilds")
+def test_in_processes_each_run_is_named_while_it_is_being_rebuilt(monkeypatch, capsys,
+                                                                   tmp_path):
+    """With --jobs 2 the runs are rebuilt in worker processes: each stand-in waits (a minute
+    at most) for its run's line on stderr, and matches the committed run only if it came."""
+    log = tmp_path / "stderr.txt"
+
+    def waiting(name: str):
+        def rebuild() -> runs.RunFiles:
+            deadline = time.monotonic() + 60
+            while f"{name} ({KINDS[name]}) started" not in log.read_text(encoding="utf-8"):
+                if time.monotonic() > deadline:
+                    return {}                         # every file missing: verify says so
+                time.sleep(0.05)
+            return runs.read_files(RUNS_DIR / name)
+        return rebuild
+
+    for name in KINDS:
+        monkeypatch.setitem(canonical.CANONICAL, name, waiting(name))
+    with open(log, "w", encoding="utf-8") as stderr:
+        monkeypatch.setattr(sys, "stderr", stderr)
+        code = main(["runs", "verify", "--jobs", "2", "run_005", "run_001", "run_002"])
+    out = capsys.readouterr().out
+    assert code == 0 and re.fullmatch(ok_lines(["run_005", "run_001", "run_002"]), out), out
+    lines = log.read_text(encoding="utf-8").splitlines()
+    for name in KINDS:
+        assert len([line for line in lines if name in line]) == 1, lines
+    assert lines[-1].startswith("verify: [================] 3/3 done in ")
+
+
+def test_on_a_terminal_one_line_is_redrawn_in_place(monkeypatch, capsys):
+    """The real rebuild of run_001 (it scores 60 results) draws no bar of its own over it."""
+    stderr, seen = Terminal(), {}
+    monkeypatch.setitem(canonical.CANONICAL, "run_002", watching(seen, "run_002", stderr))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("COLUMNS", "50")
+    assert main(["runs", "verify", "--jobs", "1", "run_001", "run_002"]) == 0
+    assert re.fullmatch(ok_lines(["run_001", "run_002"]), capsys.readouterr().out)
+    header, drawn, end = stderr.getvalue().split("\n")
+    assert header == "verify: 2 runs, 0 stale (not rebuilt), 2 to rebuild with --jobs 1"
+    assert end == "" and "scoring" not in drawn and not progress.muted
+    shown = [line.rstrip() for line in drawn.split("\r") if line.strip()]
+    # run_002's line is on the terminal when it is rebuilt, cut to the terminal's width
+    assert seen["run_002"].split("\r")[-1] == "verify: [========>       ] 1/2 run_002 (select..."
+    assert shown[0] == "verify: [>               ] 0/2 run_001 (eval) 0 s"   # drawn first
+    assert all(len(line) <= 49 for line in shown)
+    assert re.fullmatch(r"verify: \[=+\] 2/2 done in \d+ s", shown[-1])
+
+
+def test_stdout_keeps_each_difference_and_no_progress(monkeypatch, capsys):
+    monkeypatch.setitem(canonical.CANONICAL, "run_001", lambda: {"README.md": b"changed\n"})
+    assert main(["runs", "verify", "run_001"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("run_001: README.md: differs from byte 0") and "verify" not in out
+    assert "run_001 (eval) started at" in err
+
+
+def test_a_run_without_a_readable_manifest_is_named_without_a_kind():
+    assert command._kind("run_001") == "eval" and command._kind("run_999") == ""
