@@ -103,19 +103,19 @@ import contextlib
 import dataclasses
 import functools
 import importlib.util
-import io
 import json
 import math
-import os
 import re
 import sys
-import tempfile
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from course_site.outputs import execute, runnable_blocks
+from course_site.run_blocks import chains, leaves
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -124,9 +124,7 @@ RUNS = REPO / "runs"
 AUTO_EXEMPT_UP_TO = 12
 """Integers 0..12 written without a unit are not checked (see the module docstring)."""
 
-MAX_ARRAY = 5_000          # numpy arrays with more elements are skipped
-MAX_VALUES = 200_000       # values taken from one block's namespace
-MAX_DEPTH = 8              # nesting followed into containers and objects
+MAX_VALUES = 200_000       # values taken from one file
 MAX_TEXT = 2_000_000       # characters read from one file or one string
 
 LABEL_WORDS = frozenset({
@@ -784,49 +782,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def walk_values(obj: Any, path: str, add: Callable[..., None], budget: list[int],
-                depth: int = 0, seen: set[int] | None = None) -> None:
-    """Every number reachable from `obj`, passed to `add(value, label, in_string)`, within the
-    caps; `label` is a function (most labels are never shown)."""
-    seen = set() if seen is None else seen
-    if budget[0] <= 0 or depth > MAX_DEPTH:
-        return
-    if _is_number(obj):
-        budget[0] -= 1
-        if not isinstance(obj, int) or abs(obj) < 2 ** 63:
-            add(float(obj), lambda: path, False)
-        return
-    if isinstance(obj, str):
-        for value, _ in numbers_in_text(obj[:MAX_TEXT]):
-            budget[0] -= 1
-            add(value, lambda: f"{path} (in the text)", True)
-        return
-    if isinstance(obj, bytes | types.ModuleType | type) or callable(obj) or id(obj) in seen:
-        return
-    seen.add(id(obj))
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(obj, numpy.generic):
-        walk_values(obj.item(), path, add, budget, depth + 1, seen)
-    elif numpy is not None and isinstance(obj, numpy.ndarray):
-        if obj.size <= MAX_ARRAY and obj.dtype.kind in "iuf":
-            for i, value in enumerate(obj.ravel().tolist()):
-                walk_values(value, f"{path}.flat[{i}]", add, budget, depth + 1, seen)
-    elif isinstance(obj, dict):
-        for key, value in list(obj.items()):
-            walk_values(key, f"{path} key", add, budget, depth + 1, seen)
-            walk_values(value, f"{path}[{key!r}]", add, budget, depth + 1, seen)
-    elif isinstance(obj, list | tuple | set | frozenset):
-        for i, value in enumerate(list(obj)[:MAX_VALUES]):
-            walk_values(value, f"{path}[{i}]", add, budget, depth + 1, seen)
-    elif dataclasses.is_dataclass(obj):
-        for field in dataclasses.fields(obj):
-            walk_values(getattr(obj, field.name, None), f"{path}.{field.name}", add, budget,
-                        depth + 1, seen)
-    elif type(obj).__module__.split(".")[0] == "course" and hasattr(obj, "__dict__"):
-        for name, value in vars(obj).items():
-            walk_values(value, f"{path}.{name}", add, budget, depth + 1, seen)
-
-
 def asserted_literals(source: str) -> Iterator[tuple[float, int]]:
     """`(value, line)` for each number literal an `assert` compares with `==`."""
     def literal_numbers(node: ast.AST) -> Iterator[float]:
@@ -865,53 +820,57 @@ def written_literals(source: str) -> Iterator[tuple[float, int]]:
             yield -float(node.operand.value), node.lineno
 
 
-def python_blocks(markdown: str, path: Path) -> list[Any]:
-    """The page's runnable blocks, exactly as pytest-markdown-docs collects them."""
-    from pytest_markdown_docs.plugin import FenceSyntax, extract_fence_tests
-
-    parser = course_conftest().ContainerAwareMarkdownIt("commonmark")
-    return list(extract_fence_tests(parser, markdown, 0, source_path=path,
-                                    fence_syntax=FenceSyntax.superfences))
+_RECORD: dict[str, list[dict[str, Any]]] = {}
+"""What a site build recorded of every block it ran, per page (`use_record`)."""
 
 
-@contextlib.contextmanager
-def _in_scratch() -> Iterator[None]:
-    """Run in an empty temporary folder, as the site build and a reader's pasted block do: a
-    block that writes a file leaves nothing in the repository."""
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="course-prose-") as scratch:
-        os.chdir(scratch)
-        try:
-            yield
-        finally:
-            os.chdir(here)
+def use_record(path: Path) -> None:
+    """Read the blocks' results from a build's record (course_site.outputs.RECORD_ENV) instead
+    of running them: the test command builds the site once and runs each block there."""
+    _RECORD.update(json.loads(path.read_text(encoding="utf-8")))
+
+
+def block_results(markdown: str, path: Path) -> list[tuple[int, str, dict[str, Any]]]:
+    """(fence line, code, result of course_site/run_blocks.py) for each runnable block of the page,
+    found as the site finds them: a chain whose blocks the record holds, in order, is read from
+    it; any other (no record, a teacher block the student build left out) is run now."""
+    where = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else str(path)
+    found = runnable_blocks(markdown.split("\n"), where)
+    recorded = _RECORD.get(where, [])
+    at = 0                                  # the next recorded block not yet matched
+    results: dict[int, dict[str, Any]] = {}
+    missing: list[int] = []
+    for chain in chains([block["continuation"] for _, block in found]):
+        kept = recorded[at:at + len(chain)]
+        if [r["code"] for r in kept] == [found[i][1]["code"] for i in chain]:
+            results.update(zip(chain, kept, strict=True))
+            at += len(chain)
+        else:
+            missing += chain
+    if missing:
+        results.update(zip(missing, execute([found[i][1] for i in missing]), strict=True))
+    return [(fence.open + 1, block["code"], results[i]) for i, (fence, block) in enumerate(found)]
 
 
 def add_block_values(markdown: str, path: Path, sources: Sources) -> None:
-    """Run the page's blocks; add what they print, leave in their namespace and assert."""
-    for block in python_blocks(markdown, path):
-        label = f"the block at line {block.start_line}"
-        namespace = types.ModuleType("fence").__dict__
-        printed = io.StringIO()
-        completed = False
-        with _in_scratch(), contextlib.redirect_stdout(printed), \
-                contextlib.redirect_stderr(io.StringIO()):
-            try:
-                exec(compile(block.source, str(path), "exec", dont_inherit=True), namespace)
-                completed = True
-            except BaseException as error:
-                sources.notes.append(f"{label} raised {type(error).__name__}: {error}"[:300])
-        sources.add_text(printed.getvalue(), f"the output of {label}, output line")
-        sources.shown.append((block.start_line, printed.getvalue()))
-        budget = [MAX_VALUES]
-        for name, value in namespace.items():
-            if not name.startswith("__"):
-                walk_values(value, f"{label}: {name}", sources.add, budget)
-        if completed:
-            for value, line in asserted_literals(block.source):
-                sources.add(value, f"an assert at line {line}")
-            for value, line in written_literals(block.source):
-                sources.add(value, f"a number written in the code at line {line}")
+    """Add what the page's blocks print, leave in their namespace and assert."""
+    for line, code, result in block_results(markdown, path):
+        label = f"the block at line {line}"
+        if result["error"]:
+            raised = result["error"].rstrip().split("\n")[-1]
+            sources.notes.append(f"{label} raised {raised}"[:300])
+        sources.add_text(result["stdout"], f"the output of {label}, output line")
+        sources.shown.append((line, result["stdout"]))
+        for value, name in result["numbers"]:
+            sources.add(value, f"{label}: {name}")
+        for text, name in result["texts"]:
+            for value, _ in numbers_in_text(text):
+                sources.add(value, f"{label}: {name} (in the text)", True)
+        if result["completed"]:
+            for value, at in asserted_literals(code):
+                sources.add(value, f"an assert at line {at}")
+            for value, at in written_literals(code):
+                sources.add(value, f"a number written in the code at line {at}")
 
 
 _SNIPPET = re.compile(r"--8<--\s+\"(?P<path>[^\"]+?)(?::(?P<start>\d+)(?::(?P<end>\d+))?)?\"")
@@ -930,8 +889,12 @@ def cited_runs(markdown: str) -> list[str]:
 
 
 def _json_leaves(data: Any, where: str, sources: Sources) -> None:
-    budget = [MAX_VALUES]
-    walk_values(data, where, sources.add, budget)
+    for name, leaf in leaves(data, where, [MAX_VALUES]):
+        if isinstance(leaf, str):
+            for value, _ in numbers_in_text(leaf):
+                sources.add(value, f"{name} (in the text)", True)
+        else:
+            sources.add(leaf, name)
 
 
 def add_file_values(path: Path, sources: Sources, first: int | None = None,

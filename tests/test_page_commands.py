@@ -46,6 +46,9 @@ import pytest
 from course_site.fences import fenced_blocks
 
 REPO = Path(__file__).resolve().parents[1]
+# One test process runs every page's commands (the `outcomes` fixture) for all of this file's
+# tests: under pytest-xdist they stay together (scripts/test.sh uses --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("page-commands")
 
 
 PAGES = [*sorted(path.relative_to(REPO).as_posix() for path in (REPO / "docs").rglob("*.md")),

@@ -5,13 +5,16 @@ At build time each runnable Python block of a Markdown page (every ```python fen
 block: by course_site/run_blocks.py, in a fresh interpreter, in an empty temporary folder, with
 only the installed `course` package to import. A block starts from an empty namespace; a
 `{.python continuation}` block continues the namespace of the block before it. What it prints
-is inserted under it as a text block with the class `course-output` (CSS labels it "Output");
+is shown under it as a text block with the class `course-output` (CSS labels it "Output");
 a matplotlib figure it leaves open is shown there as SVG; a block that prints nothing shows
 nothing. A block that raises, or writes to stderr, is a build warning (a failure under
---strict) naming the page and the block.
+--strict) naming the page and the block. The output is put in place after Markdown has
+rendered the page, escaped: what a block prints is never read as Markdown or HTML.
 
-tests/site/test_copy_paste.py checks the promise from the reader's side: each block copied
-from the built HTML and run alone prints exactly the output shown under it.
+Each block runs once per build. The build can record every block it ran, with what it printed
+and the numbers it left (`RECORD_ENV`); the tests read that record: tests/site/test_copy_paste.py
+checks that the code a reader copies from the built page is the code that ran and that the
+page shows what it printed, and tests/prose_numbers.py binds the prose to its numbers.
 
 Why not markdown-exec: it runs blocks inside the mkdocs process and captures `print` only, so
 its output can differ from what a fresh interpreter prints; it has no cache, and each block
@@ -28,9 +31,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -46,6 +51,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from course_site.fences import Fence, fenced_blocks
+from course_site.run_blocks import chains
 from course_site.serve import LAB_INPUTS, tree_digest
 
 log = get_plugin_logger(__name__)
@@ -88,17 +94,6 @@ def runnable_blocks(lines: list[str], where: str) -> list[tuple[Fence, dict[str,
     return found
 
 
-def chains(blocks: list[dict[str, Any]]) -> list[list[int]]:
-    """Indexes of the blocks grouped into chains: a block, then the continuations after it."""
-    grouped: list[list[int]] = []
-    for index, block in enumerate(blocks):
-        if block["continuation"] and grouped:
-            grouped[-1].append(index)
-        else:
-            grouped.append([index])
-    return grouped
-
-
 def execute(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Run blocks in a fresh interpreter (course_site/run_blocks.py); one result per block."""
     with tempfile.TemporaryDirectory(prefix="course-blocks-") as scratch:
@@ -129,7 +124,7 @@ def outputs(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What each block prints: from the cache under `mkdocs serve`, else by running it."""
     results: dict[int, dict[str, Any]] = {}
     missing = []
-    for chain in chains(blocks):
+    for chain in chains([block["continuation"] for block in blocks]):
         kept = cache_file(blocks, chain)
         if kept is not None and kept.is_file():
             results.update(zip(chain, json.loads(kept.read_text(encoding="utf-8")), strict=True))
@@ -147,48 +142,106 @@ def outputs(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # -- what the page shows -----------------------------------------------------------------------
+#
+# A block's output is untrusted text (it can print anything a data file holds, `<script>` or a
+# `--8<--` line included). So it never enters the Markdown: the Markdown gets a placeholder, a
+# word no page can guess (it holds a random number drawn for this build), and the output is put
+# in its place in the rendered HTML, escaped (`on_page_content`).
 
-def output_block(text: str, indent: str) -> list[str]:
-    """Printed text as a fenced `course-output` block at the given indentation ([] if none)."""
-    if not text:
-        return []
-    body = text[:-1] if text.endswith("\n") else text
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return ["", f"{indent}{fence}{{.text .course-output .no-copy}}",
-            *[f"{indent}{line}" if line else "" for line in body.split("\n")],
-            f"{indent}{fence}"]
+_NONCE = secrets.token_hex(8)
+_shown: dict[str, list[str]] = {}
+"""Per page (its src_uri), the HTML of each output waiting for its placeholder."""
+_record: dict[str, list[dict[str, Any]]] = {}
+"""Per page (`docs/...md`), each runnable block and what it printed and computed: written to
+$COURSE_SITE_BLOCK_RECORD after the build, when set (the tests read it instead of running the
+blocks again)."""
+RECORD_ENV = "COURSE_SITE_BLOCK_RECORD"
 
 
-def figure_lines(figures: list[dict[str, str]], indent: str) -> list[str]:
-    lines = []
-    for figure in figures:
+def placeholder(number: int) -> str:
+    """The word standing, in the Markdown, for the output of the page's `number`-th block."""
+    return f"CourseOutput{_NONCE}x{number}"
+
+
+_PLACEHOLDER = re.compile(rf"(?:<p>)?CourseOutput{_NONCE}x(\d+)(?:</p>)?")
+
+
+def output_html(result: dict[str, Any]) -> str:
+    """What a block printed, as HTML: the text escaped in a `course-output` block (CSS labels it
+    "Output"), then each figure it drew, its title escaped into the alt text ("" if nothing)."""
+    parts = []
+    if result["stdout"]:
+        text = html.escape(result["stdout"].removesuffix("\n"), quote=False)
+        parts.append('<div class="language-text course-output no-copy highlight"><pre><span>'
+                     f"</span><code>{text}\n</code></pre></div>")
+    for figure in result["figures"]:
         data = base64.b64encode(figure["svg"].encode()).decode()
-        alt = figure["alt"].replace("]", ")").replace("[", "(")
-        lines += ["", f"{indent}![{alt}](data:image/svg+xml;base64,{data})"
-                      "{ .course-block-figure }"]
-    return lines
+        parts.append(f'<p><img alt="{html.escape(figure["alt"])}" class="course-block-figure" '
+                     f'src="data:image/svg+xml;base64,{data}"></p>')
+    return "".join(parts)
 
 
-def with_outputs(markdown: str, where: str) -> str:
-    """`markdown` with each runnable block's output inserted under it; problems are logged."""
+def with_placeholders(markdown: str, where: str) -> tuple[str, list[str]]:
+    """`markdown` with a placeholder under each block that printed or drew something, and the
+    HTML each placeholder stands for; problems are logged, and the blocks recorded."""
     lines = markdown.split("\n")
     found = runnable_blocks(lines, where)
     if not found:
-        return markdown
+        return markdown, []
     results = outputs([block for _, block in found])
-    for (fence, block), result in reversed(list(zip(found, results, strict=True))):
+    _record[where] = [{"line": fence.open + 1, "code": block["code"],
+                       "continuation": block["continuation"], **result,
+                       "figures": len(result["figures"])}
+                      for (fence, block), result in zip(found, results, strict=True)]
+    shown: list[str] = []
+    places: list[tuple[Fence, int]] = []
+    for (fence, block), result in zip(found, results, strict=True):
         if result["error"]:
             log.warning(f"{block['name']} raised:\n{result['error'].rstrip()}")
         if result["stderr"]:
             log.warning(f"{block['name']} wrote to stderr:\n{result['stderr'].rstrip()}")
-        shown = output_block(result["stdout"], fence.indent)
-        shown += figure_lines(result["figures"], fence.indent)
-        lines[fence.close + 1:fence.close + 1] = shown
-    return "\n".join(lines)
+        if shown_html := output_html(result):
+            places.append((fence, len(shown)))
+            shown.append(shown_html)
+    for fence, number in reversed(places):      # from the end: line numbers stay right
+        lines[fence.close + 1:fence.close + 1] = ["", f"{fence.indent}{placeholder(number)}", ""]
+    return "\n".join(lines), shown
+
+
+def with_outputs(content: str, shown: list[str], where: str) -> str:
+    """Rendered `content` with each placeholder replaced by its output's HTML; a placeholder
+    that did not survive Markdown, or one that was never made, is a warning."""
+    placed: set[int] = set()
+
+    def place(match: re.Match[str]) -> str:
+        number = int(match[1])
+        if number >= len(shown):
+            log.warning(f"{where}: an output placeholder that no block made")
+            return ""
+        placed.add(number)
+        return shown[number]
+
+    content = _PLACEHOLDER.sub(place, content)
+    if missing := sorted(set(range(len(shown))) - placed):
+        log.warning(f"{where}: the output of {len(missing)} block(s) found no place on the "
+                    "page (a block inside a construct that drops paragraphs?)")
+    return content
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if not page.file.src_uri.endswith(".md"):
         return markdown              # lab notebooks are executed by mkdocs-jupyter
-    return with_outputs(markdown, f"docs/{page.file.src_uri}")
+    markdown, _shown[page.file.src_uri] = with_placeholders(markdown,
+                                                            f"docs/{page.file.src_uri}")
+    return markdown
+
+
+def on_page_content(html_: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    shown = _shown.pop(page.file.src_uri, [])
+    return with_outputs(html_, shown, f"docs/{page.file.src_uri}") if shown else html_
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    """Write the record of every block run, where $COURSE_SITE_BLOCK_RECORD says."""
+    if target := os.environ.get(RECORD_ENV):
+        Path(target).write_text(json.dumps(_record), encoding="utf-8")

@@ -74,7 +74,7 @@ class CourseSite(BasePlugin):
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig,
                         files: Files) -> str:
-        for part in (notebooks, figures):
+        for part in (outputs, notebooks, figures):
             html = part.on_page_content(html, page, config, files)
         return html
 
@@ -91,6 +91,7 @@ class CourseSite(BasePlugin):
 
     @event_priority(-100)
     def _finish(self, *, config: MkDocsConfig) -> None:
+        outputs.on_post_build(config)
         notebooks.on_post_build(config)
         search_index.on_post_build(config)
 

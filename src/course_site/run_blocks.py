@@ -1,29 +1,109 @@
-"""Run a page's Python blocks as a reader would, and say what each one printed.
+"""Run a page's Python blocks as a reader would, and say what each one printed and computed.
 
-course_site/outputs.py starts this file as a script, with the course's interpreter, in a fresh
-temporary folder and without PYTHONPATH: a block can import what a reader's pasted code can
-import (the installed `course` package) and nothing of the repository. It reads a JSON list of
-blocks from the file named by its first argument and writes the results to the second:
+course_site/outputs.py starts this file as a script (`python -P`, so that this folder is not on
+`sys.path`), with the course's interpreter, in a fresh temporary folder and without PYTHONPATH:
+a block can import what a reader's pasted code can import (the installed packages) and nothing
+of the repository. It reads a JSON list of blocks from the file named by its first argument and
+writes the results to the second:
 
     in:  [{"name": "docs/lessons/m1.md:120", "code": "...", "continuation": false}, ...]
-    out: [{"stdout": "...", "stderr": "...", "error": null | "traceback", "figures": [...]}]
+    out: [{"stdout": "...", "stderr": "...", "error": null | "traceback",
+           "figures": [{"svg": "...", "alt": "..."}], "completed": true,
+           "numbers": [[0.25, "p_hat"], ...], "texts": [["...", "report"], ...]}, ...]
 
-Each block runs in a namespace of its own, as if pasted into a fresh interpreter; a
-continuation block runs in the namespace of the block before it. What a block writes to
-`sys.stdout` and `sys.stderr` is captured, and every matplotlib figure still open when it ends
-is saved as SVG (`{"svg": ..., "alt": the figure's title}`) and closed. Only the standard
-library is imported here, so the blocks see no module that a fresh interpreter lacks.
+A chain (a block and the `continuation` blocks after it) runs in a process of its own, forked
+from this one, so that no chain sees what another one changed (a module's state, a random
+seed): as if pasted into a fresh interpreter. A continuation block runs in the namespace of the
+block before it. numpy and matplotlib are imported once, before the forks, only to save time;
+importing them prints nothing.
+
+What a block writes to `sys.stdout` and `sys.stderr` is captured; every matplotlib figure still
+open when it ends is saved as SVG (`{"svg": ..., "alt": the figure's title}`) and closed. The
+numbers and strings left in its namespace (`leaves`) are what tests/prose_numbers.py binds a
+page's prose to; reading them here means the test never runs the blocks again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
+import os
 import sys
 import traceback
+import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+MAX_ARRAY = 5_000          # numpy arrays with more elements are skipped
+MAX_LEAVES = 200_000       # leaves taken from one block's namespace
+MAX_DEPTH = 8              # nesting followed into containers and objects
+MAX_TEXT = 2_000_000       # characters kept of one string
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def leaves(obj: Any, path: str, budget: list[int], depth: int = 0,
+           seen: set[int] | None = None) -> Iterator[tuple[str, float | str]]:
+    """`(path, leaf)` for every number and string reachable from `obj` (numbers as floats;
+    through dicts, lists, tuples, sets, numpy scalars and arrays of at most MAX_ARRAY numbers,
+    dataclasses and the attributes of the course's objects), within the caps; `budget` is a
+    one-element list, the leaves still allowed."""
+    seen = set() if seen is None else seen
+    if budget[0] <= 0 or depth > MAX_DEPTH:
+        return
+    if _is_number(obj):
+        budget[0] -= 1
+        if not isinstance(obj, int) or abs(obj) < 2 ** 63:
+            yield path, float(obj)
+        return
+    if isinstance(obj, str):
+        budget[0] -= 1
+        yield path, obj[:MAX_TEXT]
+        return
+    if isinstance(obj, bytes | types.ModuleType | type) or callable(obj) or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    numpy = sys.modules.get("numpy")
+    children: list[tuple[str, Any]] = []
+    if numpy is not None and isinstance(obj, numpy.generic):
+        children = [(path, obj.item())]
+    elif numpy is not None and isinstance(obj, numpy.ndarray):
+        if obj.size <= MAX_ARRAY and obj.dtype.kind in "iuf":
+            children = [(f"{path}.flat[{i}]", v) for i, v in enumerate(obj.ravel().tolist())]
+    elif isinstance(obj, dict):
+        for key, value in list(obj.items()):
+            children += [(f"{path} key", key), (f"{path}[{key!r}]", value)]
+    elif isinstance(obj, list | tuple | set | frozenset):
+        children = [(f"{path}[{i}]", v) for i, v in enumerate(list(obj)[:MAX_LEAVES])]
+    elif dataclasses.is_dataclass(obj):
+        children = [(f"{path}.{f.name}", getattr(obj, f.name, None))
+                    for f in dataclasses.fields(obj)]
+    elif type(obj).__module__.split(".")[0] == "course" and hasattr(obj, "__dict__"):
+        children = [(f"{path}.{name}", value) for name, value in vars(obj).items()]
+    for child_path, child in children:
+        yield from leaves(child, child_path, budget, depth + 1, seen)
+
+
+def namespace_leaves(namespace: dict[str, Any]) -> tuple[list[list[Any]], list[list[str]]]:
+    """The numbers (each once, with the first path that reached it) and the strings left in
+    a block's namespace, its own names only."""
+    numbers: dict[float, str] = {}
+    texts: list[list[str]] = []
+    budget = [MAX_LEAVES]
+    for name, value in namespace.items():
+        if name.startswith("__"):
+            continue
+        for path, leaf in leaves(value, name, budget):
+            if isinstance(leaf, str):
+                texts.append([leaf, path])
+            elif leaf == leaf:              # NaN is no value a prose can quote
+                numbers.setdefault(leaf, path)
+    return [[value, path] for value, path in numbers.items()], texts
 
 
 def open_figures() -> list[dict[str, str]]:
@@ -43,12 +123,12 @@ def open_figures() -> list[dict[str, str]]:
     return figures
 
 
-def run(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def run_chain(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run one chain in this process: the first block in a fresh namespace, each continuation
+    in the namespace the blocks before it left."""
     results: list[dict[str, Any]] = []
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
     for block in blocks:
-        if not block["continuation"]:
-            namespace = {"__name__": "__main__", "__builtins__": __builtins__}
         stdout, stderr = io.StringIO(), io.StringIO()
         error = None
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -58,11 +138,60 @@ def run(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 # the traceback from the block's own frame on (this file's frame left out)
                 error = "".join(traceback.format_exception(
                     type(raised), raised, raised.__traceback__ and raised.__traceback__.tb_next))
+        numbers, texts = namespace_leaves(namespace)
         results.append({"stdout": stdout.getvalue(), "stderr": stderr.getvalue(),
-                        "error": error, "figures": open_figures()})
+                        "error": error, "figures": open_figures(), "completed": error is None,
+                        "numbers": numbers, "texts": texts})
+    return results
+
+
+def in_a_fork(chain: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run_chain(chain)` in a child process forked from this one; its results come back as
+    JSON through a pipe. A child that dies before it answers (`os._exit` in a block, a crash)
+    gives each block of the chain that error."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:                                    # the child: run, answer, leave
+        os.close(read)
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(json.dumps(run_chain(chain)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        answer = pipe.read()
+    _, status = os.waitpid(child, 0)
+    if answer:
+        return list(json.loads(answer))
+    error = f"the interpreter running this block stopped (wait status {status})"
+    return [{"stdout": "", "stderr": "", "error": error, "figures": [], "completed": False,
+             "numbers": [], "texts": []} for _ in chain]
+
+
+def chains(continuations: list[bool]) -> list[list[int]]:
+    """Indexes of the blocks grouped into chains: a block, then the continuations after it
+    (`continuations[i]` says whether block i is one)."""
+    grouped: list[list[int]] = []
+    for index, continuation in enumerate(continuations):
+        if continuation and grouped:
+            grouped[-1].append(index)
+        else:
+            grouped.append([index])
+    return grouped
+
+
+def run(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One result per block, each chain run in a fresh process."""
+    with contextlib.suppress(ImportError):            # time only: each fork has them loaded
+        import matplotlib.pyplot  # noqa: F401
+        import numpy  # noqa: F401
+    results = []
+    for chain in chains([block["continuation"] for block in blocks]):
+        results += in_a_fork([blocks[i] for i in chain])
     return results
 
 
 if __name__ == "__main__":
-    blocks = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    Path(sys.argv[2]).write_text(json.dumps(run(blocks)), encoding="utf-8")
+    given, taken = Path(sys.argv[1]), Path(sys.argv[2])
+    sys.argv = [""]                  # as in an interpreter a block is pasted into
+    blocks = json.loads(given.read_text(encoding="utf-8"))
+    taken.write_text(json.dumps(run(blocks)), encoding="utf-8")

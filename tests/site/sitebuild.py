@@ -25,6 +25,7 @@ class Build:
     seconds: float
     returncode: int
     log: str
+    record: Path | None = None   # every block the build ran (course_site.outputs.RECORD_ENV)
 
 
 def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
@@ -34,8 +35,9 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
     `site_url` is the address the site will be served at (instant navigation needs it);
     `edition` is the edition built (course_site.editions), whatever the caller's shell says."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    record = out.parent / f"{out.name}-blocks.json"
     for name, value in (("COURSE_SITE_EXTRA_RUNS", extra_runs), ("COURSE_SITE_URL", site_url),
-                        ("COURSE_EDITION", edition)):
+                        ("COURSE_EDITION", edition), ("COURSE_SITE_BLOCK_RECORD", record)):
         env.pop(name, None)
         if value is not None:
             env[name] = str(value)
@@ -43,7 +45,8 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
     done = subprocess.run([str(MKDOCS), "build", "--strict", "--config-file", str(config),
                            "--site-dir", str(out)], cwd=config.parent, env=env,
                           capture_output=True, text=True, timeout=600)
-    return Build(out, time.perf_counter() - start, done.returncode, done.stdout + done.stderr)
+    return Build(out, time.perf_counter() - start, done.returncode, done.stdout + done.stderr,
+                 record if record.is_file() else None)
 
 
 MINIMAL_NAV = "nav:\n  - Home: index.md\n  - Runs: runs/index.md\n"

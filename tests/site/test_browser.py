@@ -202,10 +202,17 @@ PARALLEL_PAGES = 4
 """Pages loaded at once: the browser loads a batch concurrently, then each is checked."""
 
 
-def page_batches(tabs: Tabs, site: Path, site_url: str) -> Iterator[list[tuple]]:
-    """The site's pages, PARALLEL_PAGES at a time, each batch loaded together: a list of
-    (page, its Watch, path). A page's problems are cleared once the caller has read them."""
-    pages = site_pages(site)
+PARTS = 4
+"""The pages are checked in this many tests (every PARTS-th page each), so that the test
+processes share them (pytest-xdist)."""
+
+
+def page_batches(tabs: Tabs, site: Path, site_url: str, part: int = 0,
+                 parts: int = 1) -> Iterator[list[tuple]]:
+    """Every `parts`-th page of the site from the `part`-th, PARALLEL_PAGES at a time, each
+    batch loaded together: a list of (page, its Watch, path). A page's problems are cleared
+    once the caller has read them."""
+    pages = site_pages(site)[part::parts]
     workers = [tabs.open() for _ in range(PARALLEL_PAGES)]
     for start in range(0, len(pages), PARALLEL_PAGES):
         batch = [(page, watch, path) for (page, watch), path
@@ -551,8 +558,9 @@ def layout_problems(page) -> list[str]:
     return page.evaluate(LAYOUT_PROBLEMS)
 
 
+@pytest.mark.parametrize("part", range(PARTS))
 def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_site: Build,
-                                                             site_url):
+                                                             site_url, part: int):
     """Every page, loaded once: no console error, no failed or off-host request, every diagram
     and formula rendered (`check_page`); axe-core finds no serious or critical violation; wide
     content scrolls, reachable by keyboard and with a visible hint; table cells keep words
@@ -561,7 +569,7 @@ def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_s
     light scheme (dark and phone: the next test)."""
     assert len(site_pages(built_site.site)) >= 6
     report = []
-    for batch in page_batches(tabs, built_site.site, site_url):
+    for batch in page_batches(tabs, built_site.site, site_url, part, PARTS):
         for page, watch, path in batch:
             report += [f"/{path}: {p}" for p in check_page(page, built_site.site, path)]
             assert not watch.dialogs, (path, watch.dialogs)

@@ -1,28 +1,48 @@
-"""site_hooks/outputs.py: each Python block shows, beneath it, what it printed when the site was
-built. These tests run the hook on small pages (each runs a real interpreter, about 0.1 s); the
-reader's side of the promise, that a block pasted alone prints exactly what the page shows, is
-tests/site/test_copy_paste.py, on the built site.
+"""course_site/outputs.py: each Python block shows, beneath it, what it printed when the site was
+built. These tests render small pages as the site does (the block run by a real interpreter,
+about 0.1 s; the Markdown by the site's extensions; the output put in place afterwards); the
+record of what ran is compared with the built site by tests/site/test_copy_paste.py.
 """
 
 from __future__ import annotations
 
 import logging
 import textwrap
+from pathlib import Path
 
+import markdown as python_markdown
 import pytest
+from bs4 import BeautifulSoup
 from sitebuild import REPO
 
 from course_site import outputs
 
 PAGE = "docs/lesson.md"
+SECRET = "the text of a file no page includes"
 
 
 def md(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
-def render(markdown: str) -> str:
-    return outputs.with_outputs(md(markdown), PAGE)
+def to_html(markdown: str, snippets: Path | None = None) -> str:
+    """Markdown -> HTML with the extensions a lesson uses (snippets from `snippets`)."""
+    extensions = ["admonition", "attr_list", "md_in_html", "pymdownx.details",
+                  "pymdownx.superfences", "pymdownx.tabbed", "pymdownx.snippets"]
+    config = {"pymdownx.snippets": {"base_path": [str(snippets or REPO)], "check_paths": False}}
+    return python_markdown.markdown(markdown, extensions=extensions, extension_configs=config)
+
+
+def render(markdown: str, snippets: Path | None = None) -> str:
+    """A page as the site renders it: placeholders, Markdown, then the outputs put in place."""
+    with_placeholders, shown = outputs.with_placeholders(md(markdown), PAGE)
+    return outputs.with_outputs(to_html(with_placeholders, snippets), shown, PAGE)
+
+
+def shown(html: str) -> list[str]:
+    """The text of each output block of a rendered page."""
+    return [div.get_text().rstrip("\n") for div in
+            BeautifulSoup(html, "html.parser").select("div.course-output code")]
 
 
 @pytest.fixture(autouse=True)
@@ -32,42 +52,26 @@ def no_cache(monkeypatch):
 
 
 def test_the_output_goes_right_under_its_block():
-    assert render("""
+    html = render("""
         Text.
 
         ```python
         print("hello")
         print(6 * 7)
         ```
-
-        More text.
-        """) == md("""
-        Text.
-
-        ```python
-        print("hello")
-        print(6 * 7)
-        ```
-
-        ```{.text .course-output .no-copy}
-        hello
-        42
-        ```
-
-        More text.
+        More text, right after the fence.
         """)
+    soup = BeautifulSoup(html, "html.parser")
+    block = soup.select_one("div.highlight, pre")
+    output = soup.select_one("div.course-output")
+    assert "language-text" in output["class"] and "no-copy" in output["class"]
+    assert output.get_text() == "hello\n42\n"
+    assert output.find_previous_sibling() == block or block in output.find_all_previous()
+    assert output.find_next_sibling("p").get_text() == "More text, right after the fence."
 
 
-def test_inside_an_admonition_the_output_keeps_the_indentation():
-    assert render("""
-        ??? success "Answer: x"
-            It is 3.
-
-            ```{.python}
-            x = 1 + 2
-            print(x)
-            ```
-        """) == md("""
+def test_inside_an_admonition_the_output_stays_inside():
+    html = render("""
         ??? success "Answer: x"
             It is 3.
 
@@ -76,14 +80,14 @@ def test_inside_an_admonition_the_output_keeps_the_indentation():
             print(x)
             ```
 
-            ```{.text .course-output .no-copy}
-            3
-            ```
+        After the box.
         """)
+    details = BeautifulSoup(html, "html.parser").select_one("details")
+    assert [div.get_text() for div in details.select("div.course-output")] == ["3\n"]
 
 
 def test_each_block_starts_fresh_and_a_continuation_continues():
-    page = render("""
+    assert shown(render("""
         ```python
         x = 5
         print(x)
@@ -96,9 +100,7 @@ def test_each_block_starts_fresh_and_a_continuation_continues():
         ```python
         print("x" in dir())
         ```
-        """)
-    shown = [body for body in page.split("```{.text .course-output .no-copy}\n")[1:]]
-    assert [body.split("\n```")[0] for body in shown] == ["5", "6", "False"]
+        """)) == ["5", "6", "False"]
 
 
 def test_a_block_that_prints_nothing_shows_nothing_and_notest_never_runs():
@@ -116,16 +118,42 @@ def test_a_block_that_prints_nothing_shows_nothing_and_notest_never_runs():
         print("not Python")
         ```
         """)
-    assert outputs.with_outputs(page, PAGE) == page
+    assert outputs.with_placeholders(page, PAGE) == (page, [])
 
 
-def test_output_holding_backticks_gets_a_longer_fence_and_blank_lines_survive():
-    page = render("""
+def test_printed_text_is_never_markup_a_snippet_or_a_placeholder(tmp_path):
+    """What a block prints is shown as written: a `--8<--` line is not expanded (it once put
+    the M5 answer key on a page), HTML is not live, a fence does not close the block, and a
+    placeholder-looking word (an author's guess, or another block's) stays a word."""
+    (tmp_path / "secret.txt").write_text(SECRET, encoding="utf-8")
+    html = render("""
         ```python
-        print("```\\n\\nend")
+        print('--8<-- "secret.txt"')
+        print('    --8<-- "secret.txt"')
+        print("<script>alert(1)</script>\\n```\\n\\n<img src=x onerror=alert(2)>")
+        print("CourseOutput0123456789abcdefx0 and [link](javascript:alert(3))")
         ```
-        """)
-    assert "````{.text .course-output .no-copy}\n```\n\nend\n````" in page
+        """, snippets=tmp_path)
+    assert SECRET not in html
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.find("script") is None and soup.find("img") is None and soup.find("a") is None
+    assert shown(html) == ['--8<-- "secret.txt"\n    --8<-- "secret.txt"\n'
+                           "<script>alert(1)</script>\n```\n\n<img src=x onerror=alert(2)>\n"
+                           "CourseOutput0123456789abcdefx0 and [link](javascript:alert(3))"]
+
+
+def test_a_placeholder_written_by_an_author_stays_text(caplog):
+    """The placeholders hold a number drawn for this build: a page cannot name one."""
+    guess = outputs.placeholder(0).replace(outputs._NONCE, "0" * len(outputs._NONCE))
+    with caplog.at_level(logging.WARNING):
+        html = render(f"""
+            {guess}
+
+            ```python
+            print("real")
+            ```
+            """)
+    assert guess in html and shown(html) == ["real"] and not caplog.records
 
 
 def test_a_block_that_raises_or_writes_to_stderr_is_a_warning(caplog):
@@ -146,7 +174,7 @@ def test_a_block_that_raises_or_writes_to_stderr_is_a_warning(caplog):
                and "ValueError: the lesson is wrong" in m for m in messages), messages
     assert any(f"{PAGE}, the block at line 6 wrote to stderr:\ncareful" in m
                for m in messages), messages
-    assert "before" in page                       # what it printed before it raised is shown
+    assert shown(page) == ["before"]              # what it printed before it raised is shown
 
 
 def test_blocks_run_outside_the_repository_with_the_installed_package_only():
@@ -158,7 +186,7 @@ def test_blocks_run_outside_the_repository_with_the_installed_package_only():
         print(os.listdir("."))
         ```
         """)
-    assert "```{.text .course-output .no-copy}\nFalse\n[]\n```" in page
+    assert shown(page) == ["False\n[]"]
 
 
 def test_a_figure_left_open_is_shown_as_svg_with_its_title_as_alt_text():
@@ -168,18 +196,23 @@ def test_a_figure_left_open_is_shown_as_svg_with_its_title_as_alt_text():
         fig, ax = plt.subplots()
         ax.plot([0, 1], [1, 0])
         ax.set_title("reward falls")
+        fig, ax = plt.subplots()
+        ax.set_title('a "title"\\n\\n<script>alert(1)</script> ](javascript:x)')
         ```
         """)
-    assert "![reward falls](data:image/svg+xml;base64," in page
-    assert page.rstrip().endswith("{ .course-block-figure }")
+    images = BeautifulSoup(page, "html.parser").select("img.course-block-figure")
+    assert [image["alt"] for image in images] == [
+        "reward falls", 'a "title"\n\n<script>alert(1)</script> ](javascript:x)']
+    assert all(image["src"].startswith("data:image/svg+xml;base64,") for image in images)
+    assert "<script>" not in page
 
 
 def test_two_renders_of_a_real_lesson_are_identical():
     lesson = (REPO / "docs" / "lessons" / "m05-selection.md").read_text(encoding="utf-8")
-    first = outputs.with_outputs(lesson, "docs/lessons/m05-selection.md")
-    assert first == outputs.with_outputs(lesson, "docs/lessons/m05-selection.md")
-    assert first.count("{.text .course-output .no-copy}") >= 5
-    assert "solved" in first            # run_002's table of strategies, shown under its block
+    first = outputs.with_placeholders(lesson, "docs/lessons/m05-selection.md")
+    assert first == outputs.with_placeholders(lesson, "docs/lessons/m05-selection.md")
+    assert len(first[1]) >= 5
+    assert any("pass@1 = 0.125" in html for html in first[1])   # the estimate, computed
 
 
 def test_under_serve_outputs_are_cached_by_chain_text(monkeypatch, tmp_path):
@@ -205,10 +238,10 @@ def test_under_serve_outputs_are_cached_by_chain_text(monkeypatch, tmp_path):
         print(3)
         ```
         """)
-    first = outputs.with_outputs(page, PAGE)
-    assert outputs.with_outputs(page, PAGE) == first and len(ran) == 1
-    edited = outputs.with_outputs(page.replace("print(3)", "print(4)"), PAGE)
-    assert ran[-1] == ["print(4)"] and "\n4\n" in edited          # only the changed chain ran
-    outputs.with_outputs(page.replace("print(2)", "print(5)"), PAGE)
+    first = outputs.with_placeholders(page, PAGE)
+    assert outputs.with_placeholders(page, PAGE) == first and len(ran) == 1
+    edited = outputs.with_placeholders(page.replace("print(3)", "print(4)"), PAGE)
+    assert ran[-1] == ["print(4)"] and "4\n" in edited[1][-1]     # only the changed chain ran
+    outputs.with_placeholders(page.replace("print(2)", "print(5)"), PAGE)
     assert ran[-1] == ["print(1)", "print(5)"]        # a continuation re-runs its whole chain
     assert len(list((tmp_path / "state").glob("*.json"))) == 4

@@ -16,6 +16,8 @@ import numpy as np
 import prose_numbers as pn
 import pytest
 
+from course_site import run_blocks
+
 
 def md(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
@@ -332,17 +334,16 @@ class Point:
     y: dict
 
 
-def test_walk_values_goes_through_containers_and_respects_the_caps():
-    found = pn.Sources()
+def test_the_leaves_of_a_value_go_through_containers_and_respect_the_caps():
+    """course_site.run_blocks.leaves: what the build records of a block's namespace."""
     data = {"a": [1.5, (2.5, {3.5})], "p": Point(4.5, {"q": np.float64(5.5)}), "s": "got 6.5",
-            "small": np.array([7.5, 8.5]), "big": np.ones(pn.MAX_ARRAY + 1) * 9.5,
+            "small": np.array([7.5, 8.5]), "big": np.ones(run_blocks.MAX_ARRAY + 1) * 9.5,
             "flag": True, "function": print, "module": np}
-    pn.walk_values(data, "data", found.add, [1000])
-    assert found.values == [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]
-    assert found.label(5.5) == "data['p'].y['q']"
-    capped = pn.Sources()
-    pn.walk_values(list(range(100, 200)), "xs", capped.add, [10])
-    assert len(capped) == 10
+    found = list(run_blocks.leaves(data, "data", [1000]))
+    assert [leaf for _, leaf in found if not isinstance(leaf, str) or leaf == "got 6.5"] == [
+        1.5, 2.5, 3.5, 4.5, 5.5, "got 6.5", 7.5, 8.5]
+    assert ("data['p'].y['q']", 5.5) in found
+    assert len(list(run_blocks.leaves(list(range(100, 200)), "xs", [10]))) == 10
 
 
 def test_asserted_literals_are_the_operands_of_equality():
@@ -492,12 +493,20 @@ def test_lessons_and_the_rules_are_checked_for_numbers_shown_near_them():
     assert not "docs/maps/three-loops.md".startswith(pn.SHOWN_PAGES)
 
 
+@pytest.fixture
+def the_build_record(built_site) -> None:
+    """The blocks' results as the site build recorded them: no block runs a second time."""
+    assert built_site.record is not None, "the build wrote no record of its blocks"
+    pn.use_record(built_site.record)
+
+
 @pytest.mark.parametrize(("page", "box_line", "quoted", "slip"), [
     ("docs/lessons/m1-reinforce.md", "is suppressed (0.315 → 0.287)", "0.287", "0.286"),
     ("docs/lessons/m3-llm-as-policy.md", "The reference earns 0.1920 in expectation", "0.1920",
      "0.1921"),
 ])
-def test_a_hand_edit_in_a_real_box_fails_at_its_line(page, box_line, quoted, slip):
+def test_a_hand_edit_in_a_real_box_fails_at_its_line(page, box_line, quoted, slip,
+                                                     the_build_record):
     """The issue's two cases: an answer box (M1) and a prediction box (M3)."""
     text = (pn.REPO / page).read_text(encoding="utf-8")
     lines = text.split("\n")
@@ -509,7 +518,7 @@ def test_a_hand_edit_in_a_real_box_fails_at_its_line(page, box_line, quoted, sli
     assert any(f.startswith(f"{page}:{index + 1}: \"{slip}\"") for f in failures), failures
 
 
-def test_editing_a_quoted_number_in_a_real_page_fails_at_its_line():
+def test_editing_a_quoted_number_in_a_real_page_fails_at_its_line(the_build_record):
     text = (pn.REPO / M05).read_text(encoding="utf-8")
     quoted = [lit for lit in pn.prose_literals(text) if lit.text == "0.5146"]
     assert quoted, "Milestone 0.5 no longer quotes pass@1 = 0.5146 in its prose"
@@ -528,7 +537,7 @@ def test_editing_a_quoted_number_in_a_real_page_fails_at_its_line():
     assert new[0].endswith("; one digit off)") and "\n" not in new[0], new[0]
 
 
-def test_the_issue_case_in_m1_gives_one_short_line():
+def test_the_issue_case_in_m1_gives_one_short_line(the_build_record):
     """Issue 22, item 13: one number changed in M1's prose gave 385 characters whose first two
     suggestions were wrong; the line names the file, the line, the number and the value the
     section prints."""
@@ -548,7 +557,7 @@ def test_the_issue_case_in_m1_gives_one_short_line():
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", pn.pages())
-def test_prose_numbers(page):
+def test_prose_numbers(page, the_build_record):
     result = pn.check_page(page)
     failures = result.failures()
     if failures and result.notes:
