@@ -474,8 +474,8 @@ class Report:
 
     @classmethod
     def read(cls, folder: Path, note: str) -> Report:
-        readme = folder / "README.md"
-        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        readme = readme_of(folder)
+        text = readme.read_text(encoding="utf-8") if readme is not None else ""
         lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         title = lines[0][2:].strip() if lines[0].startswith("# ") else ""
         restated = {_inert_line(f"Note: {said}") for said in (note, prose_text(note))}
@@ -538,6 +538,30 @@ def folder_title(folder: Path, manifest: Mapping[str, Any]) -> str:
     return run_title(folder.name, manifest, Report.read(folder, note).title)
 
 
+PUBLISHED = frozenset({".json", ".jsonl", ".csv", ".txt", ".png", ".md"})
+"""The kinds of file a run page shows and publishes: data, logs, plots and reports. Anything
+else in a run folder (an .html or .svg would run its scripts on the site's own origin) is
+named on the page and left out."""
+
+
+def run_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The files of a run folder the site publishes, and those it leaves out: only regular
+    files of a known kind, never a link (which could point at a kata key or /etc/hostname)."""
+    published, left_out = [], []
+    for path in sorted(folder.iterdir()):
+        if path.is_symlink() or not path.is_file() or path.suffix.lower() not in PUBLISHED:
+            left_out.append(path)
+        else:
+            published.append(path)
+    return published, left_out
+
+
+def readme_of(folder: Path) -> Path | None:
+    """The run's README.md, when it is a regular file (never a link)."""
+    readme = folder / "README.md"
+    return readme if readme.is_file() and not readme.is_symlink() else None
+
+
 def run_page(folder: Path) -> str:
     """The Markdown page for one run folder, as a report reads: what was run and why, the
     README's results (headline numbers, figures, failures with examples), figures it does not
@@ -545,7 +569,7 @@ def run_page(folder: Path) -> str:
     manifest = read_json(folder / "manifest.json")
     note = str(manifest.get("note") or "")
     report = Report.read(folder, note)
-    files = sorted(p for p in folder.iterdir() if p.is_file())
+    files, left_out = run_files(folder)
     kind = str(manifest.get("kind", "run"))
     heading = _inert_line(report.title) if report.title else esc(run_title(folder.name, manifest))
     parts = [f"# {heading}", "",
@@ -569,6 +593,10 @@ def run_page(folder: Path) -> str:
                          "course-provenance"), "",
               *report.section("Reproduce"), ""]
     parts += raw_material(folder, files, manifest, report)
+    if left_out:
+        parts += ["", "Not published (links, folders, and files of other kinds than "
+                  f"{', '.join(sorted(PUBLISHED))}):", ""]
+        parts += [f"- {code_label(p.name)}" for p in left_out]
     return inert_snippets("\n".join(parts))
 
 
@@ -580,7 +608,7 @@ def raw_material(folder: Path, files: Sequence[Path], manifest: Mapping[str, Any
              "Each file of the run folder, as stored (text escaped, nothing normalised), folded: "
              "open what you need. Look at it before trusting a number.", ""]
     summary = folder / "summary.json"
-    if summary.is_file():
+    if summary in files:
         data = read_json(summary)
         figures = [p.name for p in files if p.suffix == ".png"]
         drawn = (f"it is drawn above, in {' or '.join(code_label(f) for f in figures)}"
@@ -638,14 +666,19 @@ def run_folders(config: MkDocsConfig) -> list[Path]:
     found: dict[str, Path] = {}
     for root in roots:
         for folder in sorted(root.glob("run_*")):
-            if not folder.is_dir():
+            if folder.is_symlink() or not folder.is_dir():
                 continue
             if folder.name in found:
                 log.warning(f"two run folders are named {folder.name}: {found[folder.name]} "
                             f"and {folder}; only the first is shown")
                 continue
-            if not (folder / "manifest.json").is_file():
-                log.warning(f"{folder} has no manifest.json: it is not a run folder")
+            if (folder / "index.md").exists() or (folder / "index.md").is_symlink():
+                raise PluginError(f"{folder / 'index.md'}: a run folder cannot hold index.md, "
+                                  "the name of its generated page; rename the file")
+            manifest = folder / "manifest.json"
+            if manifest.is_symlink() or not manifest.is_file():
+                log.warning(f"{folder} has no manifest.json (a regular file, not a link): it is "
+                            "not a run folder")
                 continue
             found[folder.name] = folder
     return [found[name] for name in sorted(found)]
@@ -686,7 +719,7 @@ def _add_files(files: Files, config: MkDocsConfig) -> None:
     for folder in folders:
         add(File.generated(config, f"{SITE_FOLDER}/{folder.name}/index.md",
                            content=run_page(folder)))
-        for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        for path in run_files(folder)[0]:
             src_uri = f"{SITE_FOLDER}/{folder.name}/{path.name}"
             if path.name == "README.md":
                 continue  # it is the top of the run page

@@ -15,9 +15,12 @@ folder whose files hold a sentinel (so an expanded snippet shows).
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import markdown
 import pytest
@@ -25,6 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inert_html import Elements, live_markup
 from mkdocs.config import load_config
+from mkdocs.exceptions import PluginError
 from sitebuild import FIXTURE_RUNS, REPO
 
 from course.evaluation import EvalConfig
@@ -205,3 +209,68 @@ def test_any_readme_text_renders_as_inert_text(to_html, lines):
     html = to_html(page)
     assert live_markup(html) == []
     assert SENTINEL not in html
+
+
+# -- what a run folder can publish -------------------------------------------------------------
+
+def hostile_folder(root: Path, secret: Path) -> Path:
+    """A run folder whose files try to publish what the site must not: links out of the folder
+    (to a kata key, to a file of the machine), markup that would run on the site's origin, a
+    linked README, a folder; and one good file of each published kind."""
+    folder = root / "run_links"
+    shutil.copytree(FIXTURE_RUNS / "run_fixture", folder)
+    (folder / "key.json").symlink_to(secret)
+    (folder / "hostname.txt").symlink_to("/etc/hostname")
+    (folder / "page.html").write_text("<script>HTML-SENTINEL</script>", encoding="utf-8")
+    (folder / "plot.SVG").write_text('<svg onload="SVG-SENTINEL"/>', encoding="utf-8")
+    (folder / "notes.md").symlink_to(secret)
+    (folder / "nested").mkdir()
+    return folder
+
+
+def test_a_run_publishes_only_its_own_regular_files_of_known_kinds(tmp_path):
+    secret = tmp_path / "teacher_key_m5.json"
+    secret.write_text(json.dumps({"answer": SENTINEL}), encoding="utf-8")
+    folder = hostile_folder(tmp_path / "runs", secret)
+    published, left_out = run_pages.run_files(folder)
+    assert [p.name for p in published] == ["README.md", "codes.csv", "codes.png",
+                                           "manifest.json", "results.jsonl", "summary.json"]
+    assert [p.name for p in left_out] == ["hostname.txt", "key.json", "nested", "notes.md",
+                                          "page.html", "plot.SVG"]
+    page = run_pages.run_page(folder)
+    assert not any(s in page for s in (SENTINEL, "HTML-SENTINEL", "SVG-SENTINEL"))
+    assert "Not published" in page and "`page.html`" in page and "`key.json`" in page
+
+
+def folders_of(runs: Path) -> list[str]:
+    config = SimpleNamespace(config_file_path=str(runs.parent / "mkdocs.yml"))
+    return [folder.name for folder in run_pages.run_folders(config)]
+
+
+def test_a_linked_run_folder_or_manifest_is_no_run(tmp_path, monkeypatch):
+    """A run folder that is a link (to /etc, or to another run), or whose manifest is a link
+    (to a kata key, which the page would show as the manifest), is not a run folder."""
+    monkeypatch.delenv(run_pages.EXTRA_RUNS_ENV, raising=False)
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURE_RUNS / "run_fixture", runs / "run_good")
+    (runs / "run_etc").symlink_to("/etc")
+    (runs / "run_again").symlink_to(runs / "run_good")
+    shutil.copytree(FIXTURE_RUNS / "run_fixture", runs / "run_linked_manifest")
+    secret = tmp_path / "key.json"
+    secret.write_text(json.dumps({"kind": "eval", "note": SENTINEL}), encoding="utf-8")
+    (runs / "run_linked_manifest" / "manifest.json").unlink()
+    (runs / "run_linked_manifest" / "manifest.json").symlink_to(secret)
+    assert folders_of(runs) == ["run_good"]
+
+
+def test_a_run_folder_with_its_own_index_page_is_a_one_line_build_error(tmp_path, monkeypatch):
+    """A run folder's index.md would silently replace its generated page."""
+    monkeypatch.delenv(run_pages.EXTRA_RUNS_ENV, raising=False)
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURE_RUNS / "run_fixture", runs / "run_001")
+    (runs / "run_001" / "index.md").write_text("# All is well\n", encoding="utf-8")
+    with pytest.raises(PluginError) as raised:
+        folders_of(runs)
+    message = str(raised.value)
+    assert message == (f"{runs / 'run_001' / 'index.md'}: a run folder cannot hold index.md, "
+                       "the name of its generated page; rename the file")
