@@ -6,30 +6,104 @@
 // box, reuses it. Each call returns JSON, shown here as text: the verdicts are Python's, this
 // file only displays them. An exercise's text is kept in this browser (localStorage), like the
 // checklists (checklists.js), and checked by course.exercises, as `course check` does.
+//
+// A first load takes seconds (many on a slow machine), so the box's status line (a polite live
+// region: screen readers say each change) names each stage as it starts, each replacing the
+// last: "Fetching the Python runtime (N MB)…", with N the sum of the runtime files' sizes as
+// the server gives them (Content-Length), then "Starting Python…", then "Loading the course…",
+// then the verdict. A failure says which stage failed.
 (() => {
   const PYODIDE = new URL("../vendor/pyodide/", document.currentScript.src).href;
   const FILES = new URL("../try-it/", document.currentScript.src).href;
   const HOME = "/home/pyodide/repo/";  // the repository's copy: src/, data/, workspace/
   const STORE = "course-exercise:";
+  // What the first press downloads from assets/vendor/pyodide/ (site_hooks/vendor_assets.py
+  // copies these five): the loader imported here, and what it fetches.
+  const RUNTIME = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                   "pyodide-lock.json"];
   let module = null;  // a promise of the course.tryit module, made on the first press
+  let ready = false;  // ... and whether it is kept
+
+  // The load's stages, each as its status line shows it and as a failure names it. Every box
+  // waiting for the load (pressed before it ended) follows them.
+  const waiting = new Set();  // the status lines of those boxes
+  let stage = { shown: "", name: "" };
+  const enter = (shown, name) => {
+    stage = { shown, name };
+    if (shown) waiting.forEach((status) => { status.textContent = shown; });
+  };
+
+  // A file of the site, fetched; a failure names it (`name: HTTP 404`, `name: Failed to fetch`).
+  const get = async (url, name, options) => {
+    let response;
+    try {
+      response = await fetch(url, options);
+    } catch (error) {
+      throw new Error(`${name}: ${error.message}`);
+    }
+    if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+    return response;
+  };
+
+  // The runtime's size in bytes, from HEAD requests (nothing is downloaded twice); null if the
+  // server gives no Content-Length. A file that cannot be had fails here, named: Pyodide itself
+  // only logs a failed WebAssembly download, and waits.
+  const runtimeBytes = async () => {
+    const sizes = await Promise.all(RUNTIME.map(async (name) => {
+      const response = await get(PYODIDE + name, name, { method: "HEAD" });
+      return Number(response.headers.get("Content-Length") ?? NaN);
+    }));
+    const total = sizes.reduce((sum, bytes) => sum + bytes, 0);
+    return Number.isFinite(total) && total > 0 ? total : null;
+  };
+
+  // The course's files, fetched all at once.
+  const courseFiles = async () => {
+    const names = await (await get(FILES + "files.json", "files.json")).json();
+    return Promise.all(names.map(async (name) => {
+      const response = await get(FILES + name, name);
+      return [name, new Uint8Array(await response.arrayBuffer())];
+    }));
+  };
 
   const loadPython = async () => {
-    const { loadPyodide } = await import(PYODIDE + "pyodide.mjs");
-    const pyodide = await loadPyodide({ indexURL: PYODIDE });
-    const names = await (await fetch(FILES + "files.json")).json();
-    for (const name of names) {
-      const response = await fetch(FILES + name);
-      if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
-      const path = HOME + name;
-      pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-      pyodide.FS.writeFile(path, new Uint8Array(await response.arrayBuffer()));
+    try {
+      enter("", "fetching the Python runtime");
+      const bytes = await runtimeBytes();
+      enter(`Fetching the Python runtime${bytes ? ` (${(bytes / 1e6).toFixed(1)} MB)` : ""}…`,
+            "fetching the Python runtime");
+      const { loadPyodide } = await import(PYODIDE + "pyodide.mjs");
+      let files = null;
+      // fsInit runs once the WebAssembly is downloaded and compiled, as Python starts; the
+      // course's files are fetched meanwhile (the network is free by then).
+      const pyodide = await loadPyodide({
+        indexURL: PYODIDE,
+        fsInit: async () => {
+          enter("Starting Python…", "starting Python");
+          files = courseFiles();
+          files.catch(() => {});  // its error is reported at its own stage, below
+        },
+      });
+      enter("Loading the course…", "loading the course");
+      for (const [name, data] of await (files ?? courseFiles())) {
+        const path = HOME + name;
+        pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+        pyodide.FS.writeFile(path, data);
+      }
+      pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(HOME + "src")})`);
+      return pyodide.pyimport("course.tryit");
+    } catch (error) {
+      const failed = new Error(error?.message ?? String(error));
+      failed.stage = stage.name;
+      throw failed;
     }
-    pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(HOME + "src")})`);
-    return pyodide.pyimport("course.tryit");
   };
 
   const python = () => {
-    module ??= loadPython().catch((error) => {
+    module ??= loadPython().then((tryit) => {
+      ready = true;
+      return tryit;
+    }, (error) => {
       module = null;  // a failed load is tried again on the next press
       throw error;
     });
@@ -44,10 +118,47 @@
     return node;
   };
 
-  const table = (label, headings, rows) => {
-    const region = element("div", undefined, { class: "try-it-scroll", tabindex: "0",
-                                               role: "region", "aria-label": label });
-    const grid = element("table", undefined, { class: "try-it-table" });  // scrolls in region
+  // A completion as a Python literal (ascii(), `shown`), in a cell that may wrap before each
+  // escape (\xa0, \uff13, \n) and before "... (N chars)", never inside one.
+  const literal = (text) => {
+    const cell = element("td", undefined, { class: "try-it-code" });
+    const parts = text.split(/(?=\\|\.\.\. \()/);
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] === "\\" && i + 1 < parts.length ? parts[i] + parts[++i] : parts[i];
+      if (cell.firstChild) cell.append(document.createElement("wbr"));
+      cell.append(part);
+    }
+    return cell;
+  };
+
+  // An integer as text; with more than 40 digits, its sign and first 20, then "... (N digits)",
+  // as course.formatting.short_number shows one (a golden case's answer may have hundreds).
+  const number = (text) => {
+    const digits = text.replace(/^-/, "");
+    return digits.length <= 40 ? text
+      : `${text.slice(0, text.length - digits.length)}${digits.slice(0, 20)}... ` +
+        `(${digits.length} digits)`;
+  };
+
+  // A result table fits its box on a desktop (course.css lets its cells wrap); where it cannot
+  // (a phone) it scrolls inside its region, named for screen readers. As scroll-regions.js does
+  // for the page's wide content, a region that overflows is reachable by Tab (tabindex 0: the
+  // arrow keys scroll it) and its edges fade where more lies beyond (course-scrolls-right,
+  // course-scrolls-left), re-measured when its width changes or it is scrolled.
+  const edges = (region) => {
+    const overflows = region.scrollWidth > region.clientWidth + 1;
+    if (overflows) region.setAttribute("tabindex", "0");
+    else region.removeAttribute("tabindex");
+    region.classList.toggle("course-scrolls-right", overflows &&
+                            region.scrollLeft + region.clientWidth < region.scrollWidth - 1);
+    region.classList.toggle("course-scrolls-left", overflows && region.scrollLeft > 1);
+  };
+  const resized = new ResizeObserver((entries) => entries.forEach((e) => edges(e.target)));
+
+  const table = (label, headings, rows, kind) => {
+    const region = element("div", undefined, { class: "try-it-scroll", role: "region",
+                                               "aria-label": label });
+    const grid = element("table", undefined, { class: `try-it-table try-it-${kind}` });
     const head = grid.createTHead().insertRow();
     headings.forEach((text) => head.append(element("th", text, { scope: "col" })));
     const body = grid.createTBody();
@@ -56,23 +167,42 @@
       cells.forEach((cell) => row.append(cell instanceof Node ? cell : element("td", cell)));
     });
     region.append(grid);
+    region.addEventListener("scroll", () => edges(region), { passive: true });
+    resized.observe(region);
     return region;
   };
 
-  // Runs `work` (which gets course.tryit) and reports in the box's live status line.
+  // Runs `work` (which gets course.tryit) and reports in the box's live status line: on the
+  // first press, the load's stages as they start, then the verdict, or what failed.
   const run = async (box, what, work) => {
     const status = box.querySelector(".try-it-status");
     const started = performance.now();
+    let doing = what.toLowerCase();
     box.dataset.state = "busy";
-    status.textContent = module ? `${what}…`
-      : `Loading Python in your browser (once), then ${what.toLowerCase()}…`;
     try {
-      const message = work(await python());
+      let tryit;
+      if (ready) {
+        status.textContent = `${what}…`;
+        tryit = await python();
+      } else {
+        waiting.add(status);
+        const loading = python();
+        status.textContent = stage.shown;  // the stage under way ("" before the first)
+        try {
+          tryit = await loading;
+        } catch (error) {
+          doing = error.stage;
+          throw error;
+        } finally {
+          waiting.delete(status);
+        }
+      }
+      const message = work(tryit);
       box.dataset.state = "done";
       status.textContent = `${message} (${Math.round(performance.now() - started)} ms)`;
     } catch (error) {
       box.dataset.state = "error";
-      status.textContent = `Python could not run here: ${error.message}. ` +
+      status.textContent = `Python could not run here: ${doing} failed (${error.message}). ` +
         `On your machine, ${box.dataset.command} gives the same verdict.`;
     }
   };
@@ -115,9 +245,9 @@
       element("p", `The spec's ${rows.length} near misses of Final: 323 that are text ` +
                    "(course score --spec), each scored here. Edit one to see why."),
       table("Near misses, scored", ["case", "completion", "expected", "reward", "code", "why", ""],
-            rows.map((row) => [row.case, element("td", row.shown, { class: "try-it-code" }),
-                               row.expected, row.reward.toFixed(1), row.code, row.reason,
-                               edit(row)])));
+            rows.map((row) => [row.case, literal(row.shown), row.expected,
+                               row.reward.toFixed(1), row.code, row.reason, edit(row)]),
+            "near-misses"));
     return `${rows.length} near misses scored; ${agree} of ${rows.length} get the spec's code`;
   };
 
@@ -132,11 +262,11 @@
     box.querySelector(".try-it-result").replaceChildren(table(
       "Golden suites, case by case",
       ["suite", "id", "completion", "expected", "must get", "got", "verdict"],
-      report.cases.map((c) => [c.suite, c.id, element("td", c.shown, { class: "try-it-code" }),
-                               c.expected_answer,
+      report.cases.map((c) => [c.suite, c.id, literal(c.shown), number(c.expected_answer),
                                `${c.suite === "correct" ? "1.0" : "0.0"} ${c.want_code}`,
                                `${c.reward.toFixed(1)} ${c.code}`,
-                               c.passed ? "pass" : "FAIL"])));
+                               c.passed ? "pass" : "FAIL"]),
+      "golden"));
     return `${passed} of ${report.cases.length} cases pass: golden correct ${count("correct")}, ` +
            `exploits ${count("exploits")}`;
   };

@@ -1,0 +1,224 @@
+"""A Try-it box while Python loads, and its near-miss table, in a real browser (Debian's chromium
+through Playwright, offline).
+
+The first press of a scorer box loads Python, which takes seconds (many on a slow machine): the
+box's status line, a polite live region, names each stage as it starts, each replacing the last,
+"Fetching the Python runtime (N MB)…" (N: the runtime files the build copied), "Starting
+Python…", "Loading the course…", then the verdict; a failure names the stage that failed. The
+near-miss table fits its box at 1280 px ("why" and "Edit" in view); on a 390 px phone it scrolls
+inside a named region that Tab reaches and the arrow keys scroll.
+
+No timing is asserted and no wait is short: a loaded machine may take a minute to start Python
+(benchmarks/bench_try_it.py measures it). Without /usr/bin/chromium these tests are skipped,
+unless CI is set, in which case they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from sitebuild import Build
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+PAGE = "lessons/m4-reward-as-spec/"   # a scorer box (with its near misses) and a golden box
+RUNTIME = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+           "pyodide-lock.json")
+"""What the first press downloads from assets/vendor/pyodide/ (site_hooks/vendor_assets.py)."""
+WAIT_MS = 600_000
+"""The longest a wait may take: never a measurement, only a bound so that a hang fails."""
+
+RECORD = """box => {
+  // Every text the status line is given, as it is given (a textContent set adds one text node;
+  // emptying it adds none), from before the press on.
+  window.__statuses = [];
+  new MutationObserver((records) => records.forEach((record) => record.addedNodes.forEach(
+    (node) => window.__statuses.push(node.textContent)))).observe(
+    box.querySelector('.try-it-status'), { childList: true, subtree: true });
+}"""
+
+NEAR_MISS_LAYOUT = """box => {
+  const table = box.querySelector('table.try-it-table');
+  const region = table.closest('[role=region]');
+  const last = table.tHead.rows[0].cells[table.tHead.rows[0].cells.length - 1];
+  return {
+    table: table.scrollWidth,
+    region: region ? region.clientWidth : null,
+    regionScroll: region ? region.scrollWidth : null,
+    box: box.clientWidth,
+    lastColumnRight: last.getBoundingClientRect().right,
+    regionRight: region ? region.getBoundingClientRect().right : null,
+    role: region && region.getAttribute('role'),
+    label: region && region.getAttribute('aria-label'),
+    tabindex: region && region.getAttribute('tabindex'),
+    scrollLeft: region ? region.scrollLeft : null,
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}, and CI is set: the browser tests must run in CI")
+        pytest.skip(f"{message}; set CI=1 to turn this skip into a failure")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+class Offline:
+    """A fresh browser context (an empty cache: a first press loads everything) where only
+    127.0.0.1 answers; what else was asked for, and the console's errors, are kept."""
+
+    def __init__(self, browser, width: int, height: int, refuse=None) -> None:
+        """`refuse(request)`: also abort the local requests for which it is true."""
+        self.problems: list[str] = []
+        self.refuse = refuse
+        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.context.set_default_timeout(WAIT_MS)
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type == "error"
+                     and self.problems.append(f"console error: {m.text}"))
+        self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+
+    def _route(self, route, request) -> None:
+        if urlsplit(request.url).hostname != "127.0.0.1":
+            self.problems.append(f"request to another host: {request.url}")
+            route.abort()
+        elif self.refuse is not None and self.refuse(request):
+            route.abort()
+        else:
+            route.continue_()
+
+    def open(self, url: str):
+        self.page.goto(url, wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+        return self.page
+
+
+@pytest.fixture
+def offline(browser) -> Iterator:
+    made: list[Offline] = []
+
+    def make(width: int = 1280, height: int = 800, refuse=None) -> Offline:
+        made.append(Offline(browser, width, height, refuse))
+        return made[-1]
+
+    yield make
+    for tab in made:
+        tab.context.close()
+
+
+def press(page, box, action: str) -> str:
+    """Press a box's button; wait (as long as a loaded machine needs) for its verdict or its
+    failure; returns the status line."""
+    box.locator(f"button[data-action={action}]").click()
+    page.wait_for_function("box => ['done', 'error'].includes(box.dataset.state)",
+                           arg=box.element_handle(), timeout=WAIT_MS)
+    return box.locator(".try-it-status").inner_text()
+
+
+def runtime_mb(built_site: Build) -> str:
+    """The runtime's size as the status line gives it: the five files the build copied."""
+    folder = built_site.site / "assets" / "vendor" / "pyodide"
+    return f"{sum((folder / name).stat().st_size for name in RUNTIME) / 1e6:.1f}"
+
+
+def test_a_first_verdict_names_each_stage_of_loading_python_in_order(offline, site_url,
+                                                                     built_site: Build):
+    """The status line of a scorer box, from the first press to the verdict: the three stages
+    of the load, in order, each replacing the last (nothing else is said, nothing twice), the
+    runtime's real size in the first, then the verdict of `course score`."""
+    from course.scorer import score
+
+    tab = offline()
+    page = tab.open(site_url + PAGE)
+    box = page.locator(".try-it[data-kind=scorer]").first
+    status = box.locator(".try-it-status")
+    assert (status.get_attribute("role"), status.get_attribute("aria-live")) == ("status",
+                                                                                "polite")
+    page.evaluate(RECORD, box.element_handle())
+    final = press(page, box, "score")
+    assert box.get_attribute("data-state") == "done", final
+
+    completion = box.locator("textarea").input_value()
+    verdict = score({"expected_answer": int(box.locator("input").input_value())}, completion)
+    said = page.evaluate("window.__statuses")
+    assert said[:3] == [f"Fetching the Python runtime ({runtime_mb(built_site)} MB)…",
+                        "Starting Python…", "Loading the course…"], said
+    assert len(said) == 4, said
+    assert re.fullmatch(rf"Scored: reward {verdict['reward']:.1f}, code "
+                        rf"{verdict['details']['code']} \(\d+ ms\)", said[3]), said
+    assert final == said[3]
+    assert box.locator(".try-it-verdict").is_visible()
+    assert tab.problems == []
+
+
+@pytest.mark.parametrize(("stage", "refused"), [
+    ("fetching the Python runtime", ("HEAD", "/vendor/pyodide/pyodide.asm.wasm")),
+    ("starting Python", ("GET", "/vendor/pyodide/python_stdlib.zip")),
+    ("loading the course", ("GET", "/try-it/files.json")),
+])
+def test_a_failed_load_says_which_stage_failed(offline, site_url, stage, refused):
+    """A file refused at one stage of the load: the status line names that stage (and, where
+    it is ours to fetch, the file), and the command that gives the verdict without a browser."""
+    method, ending = refused
+    tab = offline(refuse=lambda request: request.method == method
+                  and urlsplit(request.url).path.endswith(ending))
+    page = tab.open(site_url + PAGE)
+    box = page.locator(".try-it[data-kind=scorer]").first
+    said = press(page, box, "score")
+    assert box.get_attribute("data-state") == "error", said
+    assert said.startswith(f"Python could not run here: {stage} failed ("), said
+    if stage != "starting Python":                      # Pyodide fetches the standard library
+        assert f"({ending.rsplit('/', 1)[1]}: " in said, said
+    assert said.endswith(f"On your machine, {box.get_attribute('data-command')} gives the "
+                         "same verdict."), said
+
+
+def test_the_near_miss_table_fits_at_1280_and_scrolls_in_a_named_region_at_390(offline,
+                                                                               site_url):
+    """At 1280x800 the near-miss table is no wider than its region, its last column ("Edit")
+    inside the box, and the region (which does not scroll) is no Tab stop. At 390 px it
+    scrolls inside a region with role="region", an aria-label and tabindex="0", which the
+    arrow keys scroll once it has the focus."""
+    tab = offline(1280, 800)
+    page = tab.open(site_url + PAGE)
+    box = page.locator(".try-it[data-kind=scorer]").first
+    said = press(page, box, "near-misses")
+    assert box.get_attribute("data-state") == "done", said
+    assert box.locator("table.try-it-table tbody tr").count() > 20
+
+    wide = page.evaluate(NEAR_MISS_LAYOUT, box.element_handle())
+    assert wide["role"] == "region" and wide["label"], wide
+    assert wide["table"] <= wide["region"], wide
+    assert wide["regionScroll"] <= wide["region"], wide
+    assert wide["lastColumnRight"] <= wide["regionRight"] + 0.5, wide
+    page.wait_for_function("box => !box.querySelector('.try-it-scroll').hasAttribute("
+                           "'tabindex')", arg=box.element_handle(), timeout=WAIT_MS)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_function("box => box.querySelector('.try-it-scroll').getAttribute("
+                           "'tabindex') === '0'", arg=box.element_handle(), timeout=WAIT_MS)
+    narrow = page.evaluate(NEAR_MISS_LAYOUT, box.element_handle())
+    assert narrow["role"] == "region" and narrow["label"] == "Near misses, scored", narrow
+    assert narrow["tabindex"] == "0" and narrow["regionScroll"] > narrow["region"], narrow
+    region = box.locator("[role=region]")
+    assert "course-scrolls-right" in region.get_attribute("class")   # the hint that it scrolls
+    region.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("box => box.querySelector('[role=region]').scrollLeft > 0",
+                           arg=box.element_handle(), timeout=WAIT_MS)
+    assert tab.problems == []
