@@ -20,7 +20,8 @@
 
 A student reads prose at about 200 words a minute and reads, runs and compares a code block's
 lines with their output at about 8 lines a minute. HTML comments are for the tests, not the
-reader, and are not counted. A milestone longer than a sitting is split into parts
+reader, and are not counted; nor is a picture's alt text, which a screen reader reads in place
+of the picture (its caption is counted). A milestone longer than a sitting is split into parts
 (`m4-reward-as-spec.md`, then `m4b-failure-forensics.md`), each a page of its own.
 
 Not checked here: the links and anchors of one edition only (a student page linking into the
@@ -65,13 +66,14 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
 _HEADING = re.compile(r"^ *#{1,6}[ \t]+(?P<text>.*?)(?:[ \t]+#+)?[ \t]*$")
 _ATTR_ID = re.compile(r"\{:?[^}\n]*?#(?P<id>[\w-]+)[^}\n]*\}")
 _HTML_ID = re.compile(r"""\bid=["'](?P<id>[^"']+)["']""")
+_PICTURE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")   # a picture: `![alt](src)`
 _AUTODOC = re.compile(r"^::: ", re.M)   # mkdocstrings: the ids come from the code
 _UNDERSCORES = re.compile(r"(?<!\w)_+|_+(?!\w)")   # emphasis; `snake_case` keeps its own
 
 
 def minutes(markdown: str) -> float:
     """Estimated minutes to read `markdown` and run its code blocks."""
-    lines = _COMMENT.sub("", markdown).split("\n")
+    lines = _PICTURE.sub("", _COMMENT.sub("", markdown)).split("\n")
     fences = [range(fence.open, fence.close + 1) for fence in fenced_blocks(lines)]
     code_lines = sum(len(fence) - 2 for fence in fences)      # without the fence lines
     in_code = {number for fence in fences for number in fence}

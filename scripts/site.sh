@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up, build the site strictly (every lab notebook executed), then serve it on
-# http://127.0.0.1:8000 with live reload. `bash scripts/site.sh --build` builds into site/ and stops.
+# Set up, then serve the site on http://127.0.0.1:8000 with live reload, after one strict build
+# (every lab notebook and every block executed once: `mkdocs serve --strict` stops at the first
+# warning before it serves anything). `bash scripts/site.sh --build` builds into site/ and stops.
 # Served with --dirty: saving a page rebuilds that page alone (about a second), and the labs are
 # executed once, then cached; a change to mkdocs.yml, src/, data/ or runs/ rebuilds every page
 # (src/course_site/serve.py). benchmarks/bench_edit_loop.py measures it.
@@ -20,8 +21,9 @@ for option in "$@"; do
   esac
 done
 EXTRAS=dev bash scripts/setup.sh
-bash scripts/build_site.sh --site-dir "$site_dir"
-if [ "$serve" = true ]; then
-  echo "site: serving the ${COURSE_EDITION:-student} edition on http://127.0.0.1:8000 (Ctrl-C to stop)"
-  NO_MKDOCS_2_WARNING=1 exec .venv/bin/mkdocs serve --dirty --dev-addr 127.0.0.1:8000
+if [ "$serve" = false ]; then
+  exec bash scripts/build_site.sh --site-dir "$site_dir"
 fi
+echo "site: a strict build of the ${COURSE_EDITION:-student} edition, then it is served on" \
+     "http://127.0.0.1:8000 (Ctrl-C to stop)"
+NO_MKDOCS_2_WARNING=1 exec .venv/bin/mkdocs serve --strict --dirty --dev-addr 127.0.0.1:8000

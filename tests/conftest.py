@@ -22,10 +22,13 @@ Each block runs in an empty temporary folder (`in_a_scratch_folder`), as the sit
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
@@ -98,7 +101,42 @@ def in_a_scratch_folder(run: Callable[[], None]) -> Callable[[], None]:
 def pytest_collection_modifyitems(items):
     """Every docs block runs in a scratch folder. (A fixture in a conftest.py under docs/ would
     do it too, but pytest cannot import two files named conftest.py from folders that are not
-    packages; this hook, like the parser above, reaches the docs items from here.)"""
+    packages; this hook, like the parser above, reaches the docs items from here.) The site
+    tests come last, so that the other tests run while the site is built."""
     for item in items:
         if type(item).__name__ == "MarkdownInlinePythonItem":
             item.runtest = in_a_scratch_folder(item.runtest)
+    items.sort(key=lambda item: item.nodeid.startswith(SITE_TESTS))   # stable: order kept
+
+
+# -- the site build, started as soon as the tests are known -------------------------------------
+
+SITE_TESTS = "tests/site/"
+
+
+def _start_the_site_build(config: pytest.Config) -> None:
+    """Start the session's site build in the background (tests/site/shared_site.py), in the
+    folder every test process shares: this process's base temporary folder (an xdist worker's
+    is inside it)."""
+    spec = importlib.util.spec_from_file_location(
+        "shared_site", Path(__file__).parent / "site" / "shared_site.py")
+    assert spec is not None and spec.loader is not None
+    sys.path.insert(0, str(Path(__file__).parent / "site"))   # it imports sitebuild
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shared = config._tmp_path_factory.getbasetemp()   # pytest's own tmp_path_factory
+    module.start(shared, session=os.getpid())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist: start the build once the collected tests show that one needs it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and any(
+            item.nodeid.startswith(SITE_TESTS) for item in session.items):
+        _start_the_site_build(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:
+    """Under xdist, in the controller: the same, as soon as the first worker has collected."""
+    if any(test.startswith(SITE_TESTS) for test in ids):
+        _start_the_site_build(node.config)

@@ -55,7 +55,7 @@ PAGES = [*sorted(path.relative_to(REPO).as_posix() for path in (REPO / "docs").r
          "README.md"]
 # The repository's own environment; a git worktree without one uses the environment running us.
 VENV = REPO / ".venv" if (REPO / ".venv").is_dir() else Path(sys.prefix)
-TIMEOUT_S = 120
+TIMEOUT_S = 600   # a bound so that a hang fails, far above any command on a loaded machine
 
 # Every block that carries a `not run by the tests` marker: (page, first command).
 MARKED = sorted([

@@ -74,7 +74,7 @@ class CourseSite(BasePlugin):
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig,
                         files: Files) -> str:
-        for part in (outputs, notebooks, figures):
+        for part in (outputs, notebooks):
             html = part.on_page_content(html, page, config, files)
         return html
 

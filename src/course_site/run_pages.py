@@ -317,7 +317,11 @@ def readme_markdown(text: str) -> str:
                 lines.append("")     # fence is not always read as one: its body would be Markdown
             lines.append(fence + _fence_info(match["info"]))
         else:  # blank as Markdown sees it (str.strip): at the top, a tab opens a code block
-            lines.append(_inert_line(line) if line.strip() else "")
+            image = _SAFE_LINK.fullmatch(line.strip())
+            if image and line.lstrip().startswith("!") and _is_safe_url(image["url"], True):
+                lines += figure(image["text"], image["url"])      # a picture alone: Figure N
+            else:
+                lines.append(_inert_line(line) if line.strip() else "")
     if fence is not None:
         lines.append(fence)
     return "\n".join(lines)
@@ -345,12 +349,22 @@ def code_label(text: str) -> str:
     return "`" + re.sub(r"[\r\n]", " ", text.replace("`", "'")) + "`"
 
 
-def file_link(name: str, image: bool = False) -> str:
-    """A Markdown link (or image) to a file of the run folder: the label is inert text and the
-    address is percent-encoded, so no file name can become markup or another kind of URL."""
-    label = re.sub(r"[\r\n]", " ", Path(name).stem if image else name)
-    label = label.translate(_TEXT_ESCAPES).replace("]", "\\]")
-    return f"{'!' if image else ''}[{label}]({quote(name)})"
+def figure(caption: str, url: str) -> list[str]:
+    """A picture that links to its file (a tap on a phone opens it full size), numbered and
+    captioned by pymdownx.blocks.caption ("Figure N. caption"). `caption` and `url` must be
+    inert already (the `text` and `url` of `_SAFE_LINK`)."""
+    return ["", f"[![{caption}]({url})]({url})", "", "/// figure-caption", caption, "///", ""]
+
+
+def file_link(name: str) -> str:
+    """A Markdown link to a file of the run folder: the label is inert text and the address is
+    percent-encoded, so no file name can become markup or another kind of URL."""
+    return f"[{file_label(name)}]({quote(name)})"
+
+
+def file_label(name: str) -> str:
+    """A file name as inert link text, on one line."""
+    return re.sub(r"[\r\n]", " ", name).translate(_TEXT_ESCAPES).replace("]", "\\]")
 
 
 # -- 3. raw artifacts, folded: JSONL examples, CSV tables, logs ----------------------------
@@ -583,7 +597,8 @@ def run_page(folder: Path) -> str:
     parts += [*results, ""]
     shown = "\n".join(results)
     if plots := [p for p in files if p.suffix == ".png" and f"]({p.name})" not in shown]:
-        parts += ["## Figures", ""] + [f"{file_link(p.name, image=True)}\n" for p in plots]
+        parts += ["## Figures", ""] + [line for p in plots
+                                       for line in figure(file_label(p.stem), quote(p.name))]
     parts += ["## Provenance", "",
               "What was measured, with which instrument (scorer version), on which inputs "
               "(paths and sha256), and how; every field of the manifest is in the raw "

@@ -344,16 +344,16 @@ def test_every_block_output_fits_the_column(built_site: Build):
 
 
 def test_every_figure_is_numbered_captioned_and_referred_to(built_site: Build):
-    """A picture alone in its paragraph is Figure N with a caption (site_hooks/figures.py) and
+    """A figure is numbered, Figure N, with a caption (pymdownx.blocks.caption) and
     alt text that says what it shows; on a lesson the prose refers to each figure by its number,
     and never to a figure the page does not have."""
     problems, figures_seen = [], 0
     for page in site_pages(built_site.site):
         html = page_file(built_site.site, page).read_text(encoding="utf-8")
         article = html.split('<article class="md-content__inner', 1)[-1].split("</article>")[0]
-        found = re.findall(r'<figure class="course-figure" id="figure-(\d+)">.*?<img alt="'
-                           r'([^"]*)".*?<figcaption><strong>Figure \1\.</strong> ([^<]+)',
-                           article, re.DOTALL)
+        found = re.findall(r'<figure id="__figure-caption_(\d+)">.*?<img alt="([^"]*)".*?'
+                           r'<figcaption>\s*<p><span class="caption-prefix">Figure \1\.</span> '
+                           r'([^<]+)', article, re.DOTALL)
         figures_seen += len(found)
         if page.startswith(tuple(f"runs/{run.name}/" for run in FIXTURE_RUNS.iterdir())):
             continue            # the test fixtures' stand-in plots are named by their files

@@ -203,7 +203,7 @@ def test_the_teacher_edition_has_everything_and_marks_every_page(tmp_path):
     builds = _mini_editions(tmp_path)
     teacher, student = (builds[name].site for name in ("teacher", "student"))
     guide = _guide_nav()[1]
-    assert len(guide) == 5, guide
+    assert len(guide) == len(list((REPO / "docs" / "teacher").glob("*.md"))) >= 5, guide
     teacher_pages = site_pages(teacher)
     assert {f"teacher/{name}/" for name in guide if name != "index"} < set(teacher_pages)
     assert len(teacher_pages) == len(site_pages(student)) + len(guide)

@@ -10,12 +10,14 @@ from html import escape
 from html.parser import HTMLParser
 from types import SimpleNamespace
 
+import markdown
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mkdocs.config import load_config
 from sitebuild import REPO
 
-from course_site import fences, figures, notebooks, run_pages, search_index, try_it
+from course_site import fences, notebooks, run_pages, search_index, try_it
 
 NASTY = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "a & b", "x\ny",
          "Final: \u2212323", "Final:\u00a0323", "3\u200b23", "tab\there", "</td></tr></table>",
@@ -307,21 +309,22 @@ def test_run_titles_are_plain_text(kind, heading, title):
 
 # -- figures -----------------------------------------------------------------------------
 
-def test_a_picture_alone_in_its_paragraph_becomes_a_numbered_figure():
-    content = ('<p>Text with <img alt="inline" src="i.png" /> inside.</p>\n'
-               '<p><img alt="Reward against KL" src="../runs/run_005/kl_tradeoff.png" /></p>\n'
-               '<p><img alt="A curve" src="c.svg" title="The curve, with &lt;b&gt;" /></p>')
-    marked = '<p><img alt="x" src="x.png" />\n<!-- unmeasured: 90; a band -->\n</p>'
-    assert figures.numbered_figures(marked).endswith("</figure>\n<!-- unmeasured: 90; a band -->")
-    assert figures.numbered_figures(content) == (
-        '<p>Text with <img alt="inline" src="i.png" /> inside.</p>\n'
-        '<figure class="course-figure" id="figure-1"><a href="../runs/run_005/kl_tradeoff.png"'
-        ' title="Open the figure full size"><img alt="Reward against KL" '
-        'src="../runs/run_005/kl_tradeoff.png" /></a><figcaption><strong>Figure 1.</strong> '
-        "Reward against KL</figcaption></figure>\n"
-        '<figure class="course-figure" id="figure-2"><a href="c.svg" title="Open the figure '
-        'full size"><img alt="A curve" src="c.svg" /></a><figcaption><strong>Figure 2.'
-        "</strong> The curve, with &lt;b&gt;</figcaption></figure>")
+def test_a_run_readme_picture_alone_becomes_a_numbered_figure_that_opens_full_size():
+    """A picture alone on its line in a run's README, and each plot the README does not show,
+    become a figure of pymdownx.blocks.caption: "Figure N." and the picture's own text, the
+    picture a link to its file; a picture inside a sentence stays where it is."""
+    readme = ("Text with ![inline](i.png) inside.\n\n![Reward against KL](kl_tradeoff.png)\n\n"
+              "![A curve](javascript:alert(1))\n")
+    config = load_config(str(REPO / "mkdocs.yml"))
+    html = markdown.markdown(run_pages.readme_markdown(readme),
+                             extensions=config.markdown_extensions,
+                             extension_configs=config.mdx_configs)
+    assert '<img alt="inline" src="i.png" />' in html
+    assert ('<figure id="__figure-caption_1">\n<p><a href="kl_tradeoff.png"><img alt="Reward '
+            'against KL" src="kl_tradeoff.png" /></a></p>\n<figcaption>\n<p><span class="caption-'
+            'prefix">Figure 1.</span> Reward against KL</p>\n</figcaption>\n</figure>') in html
+    assert '<img alt="A curve"' not in html and 'href="javascript' not in html
+    assert "__figure-caption_2" not in html          # an unsafe address is text, not a figure
 
 
 # -- fences ------------------------------------------------------------------------------
