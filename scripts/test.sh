@@ -2,10 +2,9 @@
 # Set up everything, then run every check a teacher relies on:
 #   ruff; mypy on src/; the data regenerates byte for byte; every canonical run regenerates
 #   byte for byte (alongside pytest); pytest: unit, property, docs code blocks (incl. README),
-#   the strict site build (once: the site tests share it, tests/site/conftest.py), the
+#   the strict site build (once: the site tests share it, tests/site/shared_site.py), the
 #   copy-paste test and the browser test (Playwright driving Debian's chromium).
-# pytest runs on every core (pytest-xdist); a file whose tests share one costly fixture keeps
-# them in one process (`xdist_group`, with --dist loadgroup).
+# pytest runs on every core (pytest-xdist); the site is built in the background meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,7 +42,7 @@ trap 'rm -f "$verify_log"' EXIT
 verify_pid=$!
 echo "test: pytest"
 pytest_status=0
-.venv/bin/pytest -p no:cacheprovider --numprocesses auto --dist loadgroup "$@" || pytest_status=$?
+.venv/bin/pytest -p no:cacheprovider --numprocesses auto "$@" || pytest_status=$?
 verify_status=0
 wait "$verify_pid" || verify_status=$?
 echo "test: course runs verify"

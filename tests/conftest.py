@@ -131,7 +131,7 @@ def _start_the_site_build(config: pytest.Config) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Without xdist: start the build once the collected tests show that one needs it."""
     if not os.environ.get("PYTEST_XDIST_WORKER") and any(
-            item.nodeid.startswith(SITE_TESTS) for item in session.items):
+            "built_site" in getattr(item, "fixturenames", ()) for item in session.items):
         _start_the_site_build(session.config)
 
 

@@ -36,8 +36,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,9 +44,6 @@ import pytest
 from course_site.fences import fenced_blocks
 
 REPO = Path(__file__).resolve().parents[1]
-# One test process runs every page's commands (the `outcomes` fixture) for all of this file's
-# tests: under pytest-xdist they stay together (scripts/test.sh uses --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("page-commands")
 
 
 PAGES = [*sorted(path.relative_to(REPO).as_posix() for path in (REPO / "docs").rglob("*.md")),
@@ -198,45 +193,20 @@ def git_status() -> str:
                           capture_output=True, text=True).stdout
 
 
-RUN = [command for page in PAGES for command in COLLECTED[page].run]
+PAGES_WITH_COMMANDS = [page for page in PAGES if COLLECTED[page].run]
 
 
-def case(command: Command) -> object:
-    """The test case of one command, named by its page, line and first command."""
-    return pytest.param(command, id=f"{command.page}:{command.line} {command.lines()[0]}")
-
-
-@pytest.fixture(scope="module")
-def status_before() -> str:
-    """The repository's `git status`, before any page's command runs."""
-    return git_status()
-
-
-@pytest.fixture(scope="module")
-def outcomes(status_before: str, tmp_path_factory: pytest.TempPathFactory
-             ) -> dict[Command, str | None]:
-    """Each command's failure, or None: each page's commands in order, in a scratch copy of
-    its own, deleted afterwards; pages side by side, one per processor."""
-    def run_page(page: str) -> dict[Command, str | None]:
-        with tempfile.TemporaryDirectory(dir=tmp_path_factory.getbasetemp()) as folder:
-            scratch = scratch_copy(Path(folder))
-            return {command: failure(command, scratch) for command in COLLECTED[page].run}
-
-    pages = sorted({command.page for command in RUN})
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        return {command: found for page in pool.map(run_page, pages)
-                for command, found in page.items()}
-
-
-@pytest.mark.parametrize("command", [case(command) for command in RUN])
-def test_page_command_works_as_written(command: Command,
-                                       outcomes: dict[Command, str | None]) -> None:
-    assert outcomes[command] is None, outcomes[command]
-
-
-def test_the_repository_is_untouched(status_before: str,
-                                     outcomes: dict[Command, str | None]) -> None:
-    assert git_status() == status_before, "a page's command wrote into the repository"
+@pytest.mark.parametrize("page", PAGES_WITH_COMMANDS)
+def test_every_command_of_the_page_works_as_written(page: str, tmp_path: Path) -> None:
+    """The page's commands, in page order, in a scratch copy of its own; each one that fails
+    is named by its line. The pages are tests of their own, so that the test processes share
+    them (pytest-xdist). The repository's `git status` is the same afterwards."""
+    before = git_status()
+    scratch = scratch_copy(tmp_path)
+    failures = [found for command in COLLECTED[page].run
+                if (found := failure(command, scratch)) is not None]
+    assert not failures, "\n".join(failures)
+    assert git_status() == before, f"a command of {page} wrote into the repository"
 
 
 def test_every_block_left_out_says_why() -> None:

@@ -494,10 +494,14 @@ def test_lessons_and_the_rules_are_checked_for_numbers_shown_near_them():
 
 
 @pytest.fixture
-def the_build_record(built_site) -> None:
-    """The blocks' results as the site build recorded them: no block runs a second time."""
-    assert built_site.record is not None, "the build wrote no record of its blocks"
-    pn.use_record(built_site.record)
+def the_build_record(request: pytest.FixtureRequest) -> None:
+    """When this session builds the site anyway (the test command), the blocks' results as the
+    build recorded them: no block runs a second time. Alone (scripts/test_page.sh on one page),
+    the page's blocks run here, without a build of the whole site."""
+    if any("built_site" in item.fixturenames for item in request.session.items):
+        built_site = request.getfixturevalue("built_site")
+        assert built_site.record is not None, "the build wrote no record of its blocks"
+        pn.use_record(built_site.record)
 
 
 @pytest.mark.parametrize(("page", "box_line", "quoted", "slip"), [
