@@ -32,14 +32,16 @@ write and check in the page, for those whose check needs only the standard libra
 verdict), and the controls, hidden until docs/assets/javascripts/try-it.js shows them.
 
 The Python the boxes run is the repository's own, copied into the site at every build under
-assets/try-it/ as a small copy of the repository (`on_files`): the package files in
-`PYTHON_FILES`, the golden sets and the exercise stubs, listed in assets/try-it/files.json for
-the script to write into Pyodide's file system. The kata's answer keys are never copied: the
-site is public. Pyodide itself is vendored from npm by course_site/vendor_assets.py.
+assets/try-it/ as a small copy of the repository (`on_files`): course.tryit and the modules it
+imports (`import_closure`, read from the sources), the golden sets and the exercise stubs,
+listed in assets/try-it/files.json for the script to write into Pyodide's file system. The
+kata's answer keys are never copied: the site is public. Pyodide itself is vendored from npm
+by course_site/vendor_assets.py.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import html
 import json
@@ -61,10 +63,8 @@ from course.scorer import read_integer
 from course_site.fences import Fence, fenced_blocks
 
 FOLDER = "assets/try-it"
-PYTHON_FILES = ("__init__.py", "scorer.py", "formatting.py", "explain.py", "tryit.py",
-                "exercises.py", "rubrics.py", "data.py", "jsonfiles.py", "paths.py",
-                "selection.py")
-"""The modules the boxes import (course.tryit and what it imports): standard library only."""
+TRY_IT_MODULE = "tryit"
+"""The module of the course the boxes call (course.tryit); what it imports is shipped too."""
 DATA_FILES = ("golden/correct.jsonl", "golden/exploits.jsonl",  # the golden suites, red_team
               "problems/dev.jsonl", "selection/pack_n8.jsonl")      # pick_best's real packs
 
@@ -98,11 +98,31 @@ class BoxError(ValueError):
     """A wrong box, in one line: `page:line: what is wrong`."""
 
 
+def import_closure(package: Path, start: str) -> list[str]:
+    """The modules of the course `start` imports, directly or not, itself and the package's
+    `__init__` included, as file names: read from the sources (`import` statements), nothing
+    run. Pyodide has no numpy, so these modules must import the standard library only."""
+    found, todo = {"__init__"}, [start]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found.add(name)
+        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "course":
+                todo += [alias.name for alias in node.names]      # from course import data
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course."):
+                todo.append((node.module or "").removeprefix("course.").split(".")[0])
+    return sorted(f"{name}.py" for name in found)
+
+
 def site_files() -> dict[str, Path]:
     """Each file the boxes need: its path in the repository's copy under assets/try-it/ ->
     the repository's file."""
     package = Path(course.__file__).parent
-    files = {f"src/course/{name}": package / name for name in PYTHON_FILES}
+    files = {f"src/course/{name}": package / name
+             for name in import_closure(package, TRY_IT_MODULE)}
     files.update({f"data/{name}": DATA_DIR / name for name in DATA_FILES})
     files.update({f"workspace/{EXERCISES[name].file}": REPO_ROOT / "workspace" /
                   EXERCISES[name].file for name in STDLIB_CHECKERS})
