@@ -58,6 +58,8 @@ MARKED = sorted([
     ("README.md", "bash scripts/site.sh"),      # the teacher's edit loop: serve, test one page
     ("docs/index.md", "bash scripts/site.sh"),  # the two setup commands
     ("docs/teacher/extending.md", "bash scripts/build_site.sh"),  # the strict build: minutes
+    ("docs/teacher/extending.md",
+     "bash scripts/test_page.sh docs/lessons/m1-reinforce.md"),  # its blocks: a third run
 ])
 
 SHELLS = {"bash", "sh", "shell", "console"}
