@@ -31,6 +31,9 @@ of "drop the teacher-only parts": this module, scripts/student_copy.sh (`python 
 course_site.editions FILE...` rewrites each Markdown file in place) and the leak test
 (tests/site/test_editions.py, which takes the texts of the parts as what must not leak) all use
 them.
+
+Why not a plugin: the maintained ones that drop content (mkdocs-exclude, Material's `draft`
+pages, `exclude_docs`) work on whole files; here a block inside a page is teacher-only.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ notest), breaks Material's highlighting, so it is refused with a warning (a fail
 
 `fenced_blocks` is the one reader of fences of the site: course_site/outputs.py finds the
 blocks it runs with it too.
+
+Why a module: pytest-markdown-docs and Material read fence options differently; nothing maps
+one onto the other.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ downloadable.
 - Jupyter's prompts, the copy buttons and the download box are kept out of the search index
   (course_site/search_index.py tells the rest of what search finds).
 - Under `mkdocs serve` only, executed labs are cached: course_site/serve.py.
+
+Why not mkdocs-jupyter's own download link (`include_source`, `page.nb_url`): it offers the
+`.py` source only; the `.ipynb` with the outputs the page shows exists only inside its exporter,
+which is why `KeepExecutedNotebook` keeps it. The `.py` is still copied by `include_source`.
 """
 
 from __future__ import annotations

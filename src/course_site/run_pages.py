@@ -25,6 +25,11 @@ which pymdownx.snippets would otherwise expand anywhere, even inside a code fenc
 
 Set `COURSE_SITE_EXTRA_RUNS=<folder>` to add the `run_*` folders of another directory (the
 site tests add a fixture run that way).
+
+Why not mkdocs-gen-files and mkdocs-literate-nav: MkDocs 1.6 itself generates a page from text
+(`File.generated`), which is all gen-files would do here, and filling one nav entry takes ten
+lines (`_fill_nav`), where literate-nav would need a SUMMARY.md written for it. What no plugin
+does is the rest: a run folder read as untrusted data and shown as inert text.
 """
 
 from __future__ import annotations

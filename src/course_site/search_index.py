@@ -22,6 +22,8 @@ three ways; the pages themselves never change.
    inside a cell, so Material files the lab's code cells under the page's own entry and the
    title's text under a second entry of the same name; the two are merged, the title's text
    first. (course_site/notebooks.py keeps Jupyter's prompts and copy buttons out of the index.)
+
+Why a module: Material's search plugin has no option to rank pages or to index maths as text.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ build, CI) is left exactly as it is, except that it can never read a cache:
   every save.
 
 The package is imported once per mkdocs process: after editing src/course_site/, restart.
+
+Why a module: `mkdocs serve --dirty` rebuilds only changed pages but knows nothing of what a page
+reads outside docs/ (the code, the data, the runs) nor of mkdocs-jupyter's cache.
 """
 
 from __future__ import annotations

@@ -37,6 +37,9 @@ imports (`import_closure`, read from the sources), the golden sets and the exerc
 listed in assets/try-it/files.json for the script to write into Pyodide's file system. The
 kata's answer keys are never copied: the site is public. Pyodide itself is vendored from npm
 by course_site/vendor_assets.py.
+
+Why not a library: markdown-exec's `pyodide` fence loads Pyodide from a CDN, and no package
+turns a fence into a scorer box with the course's own Python.
 """
 
 from __future__ import annotations

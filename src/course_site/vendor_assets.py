@@ -15,6 +15,9 @@ build as if they lived under docs/assets/vendor/ (so `mkdocs serve` serves them 
   `python_stdlib.zip`, and `pyodide-lock.json`, which it reads at start). No package of its
   own (numpy and the like come from a CDN, so never here). The Try-it boxes
   (course_site/try_it.py) load it when a reader first presses a button, never with the page.
+
+Why not Material's `privacy` plugin: it downloads external assets at build time, from the
+network; here the assets come from npm's lockfile, offline.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import os
 
 import pytest
 from shared_site import start, wait
-from sitebuild import Build
+from sitebuild import CHROMIUM, LAUNCH_ARGS, Build
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +35,20 @@ def built_site(_served: tuple[Build, str]) -> Build:
 def site_url(_served: tuple[Build, str], built_site: Build) -> str:
     """The address the built site is served at, on 127.0.0.1."""
     return _served[1]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium, driven by Playwright, once per test process (never a browser
+    Playwright downloads). Without it the browser tests are skipped, unless CI is set."""
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}, and CI is set: the browser tests must run in CI")
+        pytest.skip(f"{message}; set CI=1 to turn this skip into a failure")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield launched
+        launched.close()

@@ -17,6 +17,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 MKDOCS = Path(sys.executable).with_name("mkdocs")
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+WAIT_MS = 600_000
+"""Playwright's limit on any one wait in the browser tests: ten minutes, a limit only a broken
+page reaches. A slow page load on a loaded machine never does (a 20 s limit once failed the
+test command while a second job shared the two cores); the tests wait for what they need,
+never for a time."""
 
 
 @dataclass(frozen=True)

@@ -16,37 +16,13 @@ in which case they fail: CI must never pass by not looking.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from sitebuild import FIXTURE_RUNS, REPO, Build, page_file, site_pages
-
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
-TIMEOUT_MS = 600_000
-"""Playwright's limit on any one wait: ten minutes, a limit only a broken page reaches. A slow
-page load on a loaded machine never does (a 20 s limit once failed the test command while a
-second job shared the two cores); the tests wait for what they need, never for a time."""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}, and CI is set: the browser tests must run in CI")
-        pytest.skip(f"{message}; set CI=1 to turn this skip into a failure")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
+from sitebuild import FIXTURE_RUNS, REPO, WAIT_MS, Build, page_file, site_pages
 
 
 class Watch:
@@ -68,7 +44,7 @@ class Tabs:
         """`options` go to Playwright's new_context (viewport, color_scheme, ...)."""
         options.setdefault("viewport", {"width": 1280, "height": 900})
         self.context = browser.new_context(**options)
-        self.context.set_default_timeout(TIMEOUT_MS)
+        self.context.set_default_timeout(WAIT_MS)
         self.watches: dict = {}
         self.unattributed = Watch()   # requests no page can be blamed for (a worker's, say)
         self.context.route("**/*", self._route)
@@ -884,7 +860,7 @@ def test_the_palette_switch_is_a_visible_keyboard_stop(tab, site_url):
 
 # -- Try-it boxes: the course's own Python in the page (issue 24) ----------------------------
 
-PYODIDE_MS = TIMEOUT_MS
+PYODIDE_MS = WAIT_MS
 """How long a first press may take to load Python: the same limit as any wait, never a
 measurement (benchmarks/bench_try_it.py times it)."""
 

@@ -15,24 +15,17 @@ unless CI is set, in which case they fail.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from sitebuild import Build
+from sitebuild import WAIT_MS, Build
 
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
 PAGE = "lessons/m4-reward-as-spec/"   # a scorer box (with its near misses) and a golden box
 RUNTIME = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
            "pyodide-lock.json")
-"""What the first press downloads from assets/vendor/pyodide/ (site_hooks/vendor_assets.py)."""
-WAIT_MS = 600_000
-"""The longest a wait may take: never a measurement, only a bound so that a hang fails."""
+"""What the first press downloads from assets/vendor/pyodide/ (course_site/vendor_assets.py)."""
 
 RECORD = """box => {
   // Every text the status line is given, as it is given (a textContent set adds one text node;
@@ -60,21 +53,6 @@ NEAR_MISS_LAYOUT = """box => {
     scrollLeft: region ? region.scrollLeft : null,
   };
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}, and CI is set: the browser tests must run in CI")
-        pytest.skip(f"{message}; set CI=1 to turn this skip into a failure")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 class Offline:
