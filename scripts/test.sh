@@ -4,7 +4,9 @@
 #   byte for byte (alongside pytest); pytest: unit, property, docs code blocks (incl. README),
 #   the strict site build (once: the site tests share it, tests/site/shared_site.py), the
 #   copy-paste test and the browser test (Playwright driving Debian's chromium).
-# pytest runs on every core (pytest-xdist); the site is built in the background meanwhile.
+# pytest runs in one process more than the machine has cores (pytest-xdist): the browser tests
+# spend much of their time waiting for pages, and the other tests fill it; work-stealing keeps
+# the processes busy to the end. The site is built in the background meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,7 +44,9 @@ trap 'rm -f "$verify_log"' EXIT
 verify_pid=$!
 echo "test: pytest"
 pytest_status=0
-.venv/bin/pytest -p no:cacheprovider --numprocesses auto "$@" || pytest_status=$?
+workers=$(($(nproc) + 1))
+.venv/bin/pytest -p no:cacheprovider --numprocesses "$workers" --dist worksteal "$@" \
+  || pytest_status=$?
 verify_status=0
 wait "$verify_pid" || verify_status=$?
 echo "test: course runs verify"
