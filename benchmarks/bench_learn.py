@@ -83,7 +83,8 @@ def main() -> int:
     lab = lab_seconds()
     print(f"\n{'lab: Loop C on tokens, executed':<44} "
           f"{'skipped' if lab is None else f'{lab:.2f}':>8}")
-    checks = [(f"{name} <= {TARGET_RUN_S:.0f} s", timings[name] <= TARGET_RUN_S,
+    checks: list[tuple[str, bool | None, str]] = [
+        (f"{name} <= {TARGET_RUN_S:.0f} s", timings[name] <= TARGET_RUN_S,
                f"{timings[name]:.2f} s") for name in TOKEN_RUNS]
     checks.append((f"lab <= {TARGET_LAB_S:.0f} s", None if lab is None else lab <= TARGET_LAB_S,
                    "skipped" if lab is None else f"{lab:.2f} s"))

@@ -24,6 +24,7 @@ selection row of 20,000 samples <= 1 s.
 
 from __future__ import annotations
 
+import functools
 import re
 import signal
 import statistics
@@ -32,12 +33,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from course import data, evaluation, runs, selection
 from course.jsonfiles import jsonl_bytes
 from course.paths import DATA_DIR
 from course.reports import evaluation as report
 from course.scorer import score
+
+T = TypeVar("T")
 
 PROBLEMS = DATA_DIR / "problems" / "dev.jsonl"
 ROLLOUTS = DATA_DIR / "rollouts" / "frozen_v1.jsonl"
@@ -56,7 +60,7 @@ BUDGET_FACTOR = 10
 FLOOR = re.compile(r"Final: (-?\d+)")
 
 
-def per_call_ns(call: Callable[[object, str], object], pairs: list[tuple[dict, str]],
+def per_call_ns(call: Callable[[Any, str], object], pairs: list[tuple[dict, str]],
                 batches: int, repeat: int) -> float:
     """Median over `batches` of (time for `repeat` passes over `pairs`) / calls, in ns."""
     samples = []
@@ -104,7 +108,7 @@ class OverBudget(Exception):
     """A pipeline step ran past its time budget and was stopped."""
 
 
-def timed(call: Callable[[], object], budget_s: float) -> tuple[object, float | None]:
+def timed(call: Callable[[], T], budget_s: float) -> tuple[T | None, float | None]:
     """Run `call`; return (value, seconds), or (None, None) if it ran past `budget_s`.
 
     A SIGALRM timer stops a runaway step (for example a quadratic loop) so that the benchmark
@@ -141,7 +145,11 @@ def pipeline(tmp: Path) -> tuple[float | None, dict[str, float | str | None]]:
     rollouts_path.write_bytes(jsonl_bytes(big_rollouts[:SCALE]))
     # The synthetic file has no entry in data/provenance.json; it inherits frozen_v1's.
     origin = data.provenance(ROLLOUTS)
-    data.provenance = lambda path: origin
+
+    def same_origin(path: Path | str, registry: Path | str = "") -> dict[str, Any]:
+        return origin
+
+    data.provenance = same_origin
 
     config = evaluation.EvalConfig(problems=problems_path, rollouts=rollouts_path,
                                    out=tmp / "run")
@@ -154,6 +162,7 @@ def pipeline(tmp: Path) -> tuple[float | None, dict[str, float | str | None]]:
     stages: dict[str, float | str | None] = {}
     loaded_p, stages["load problems"] = timed(lambda: data.load_problems(problems_path), budget)
     loaded_r, stages["load rollouts"] = timed(lambda: data.load_rollouts(rollouts_path), budget)
+    assert loaded_p is not None and loaded_r is not None, "the loaders ran past the budget"
     _, stages["join_on_id"] = timed(
         lambda: data.join_on_id(loaded_p, loaded_r, rollouts_path), budget)
     # The synthetic files list the same ids in the same order, so zip pairs them like the join.
@@ -221,7 +230,7 @@ def main() -> int:
     worst = 0.0
     for name, text in adversarial_inputs().items():
         example = {"expected_answer": 3}
-        ms = best_of_ms(lambda text=text, example=example: score(example, text))
+        ms = best_of_ms(functools.partial(score, example, text))
         worst = max(worst, ms)
         print(f"{name:<40} {score(example, text)['details']['code']:<22} {ms:>8.2f}")
 

@@ -38,6 +38,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.sync_api import sync_playwright
@@ -84,7 +85,7 @@ RECORD = """box => {
 """Records each text the status line is given, with the milliseconds since the press."""
 
 
-def press(page, box, action: str) -> float:
+def press(page: Any, box: Any, action: str) -> float:
     """Seconds from pressing a box's button to its verdict."""
     start = time.perf_counter()
     box.locator(f"button[data-action={action}]").click()
@@ -112,7 +113,7 @@ class Found:
 def measure(url: str, rounds: int) -> Found:
     refused: list[str] = []
 
-    def route(request_route) -> None:
+    def route(request_route: Any) -> None:
         if urlsplit(request_route.request.url).hostname != "127.0.0.1":
             refused.append(request_route.request.url)
             request_route.abort()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything, then run every check a teacher relies on:
-#   ruff; mypy on src/; the data regenerates byte for byte; every canonical run regenerates
-#   byte for byte (alongside pytest); pytest: unit, property, docs code blocks (incl. README),
-#   the strict site build (once: the site tests share it, tests/site/shared_site.py), the
+#   ruff; mypy on src/ and benchmarks/; the data regenerates byte for byte; every canonical
+#   run regenerates byte for byte (alongside pytest); pytest: unit, property, docs code blocks
+#   (incl. README), the strict site build (once: the site tests share it, tests/site/shared_site.py), the
 #   copy-paste test and the browser test (Playwright driving Debian's chromium).
 # pytest runs in one process more than the machine has cores (pytest-xdist): the browser tests
 # spend much of their time waiting for pages, and the other tests fill it; work-stealing keeps
