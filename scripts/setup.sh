@@ -11,6 +11,16 @@ cd "$(dirname "$0")/.."
 extras="${EXTRAS:-dev}"
 python="${PYTHON:-python3}"
 
+# npm fetches the front-end assets while pip installs the Python packages.
+npm_pid=""
+if [ -f package-lock.json ]; then
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "setup: installing front-end assets with npm ci (alongside pip)"
+    npm ci --no-audit --no-fund --loglevel=error &
+    npm_pid=$!
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $("$python" --version)"
   "$python" -m venv .venv
@@ -25,14 +35,13 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
          "pinned by constraints.txt (roughly 150 MB) and takes a few minutes; after the download" \
          "lines, 'Installing collected packages' can take a minute or two with no new line"
   fi
-  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on \
+  # --no-compile: Python compiles a module when it is first imported, so only what is used is
+  # compiled (compiling every installed module took a third of the install's time).
+  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on --no-compile \
     -c constraints.txt -e ".[$extras]"
   touch "$stamp"
 fi
 
-if [ -f package-lock.json ]; then
-  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    echo "setup: installing front-end assets with npm ci"
-    npm ci --no-audit --no-fund --loglevel=error
-  fi
+if [ -n "$npm_pid" ]; then
+  wait "$npm_pid" || { echo "setup: npm ci failed (see above)" >&2; exit 1; }
 fi
