@@ -35,9 +35,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
          "pinned by constraints.txt (roughly 150 MB) and takes a few minutes; after the download" \
          "lines, 'Installing collected packages' can take a minute or two with no new line"
   fi
-  # --no-compile: Python compiles a module when it is first imported, so only what is used is
-  # compiled (compiling every installed module took a third of the install's time).
-  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on --no-compile \
+  # pip compiles every module it installs: that is a third of the install's time, but a Python
+  # run with PYTHONDONTWRITEBYTECODE (set on some machines and CI images) never writes its own
+  # .pyc files, and would compile numpy and matplotlib again in every process.
+  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on \
     -c constraints.txt -e ".[$extras]"
   touch "$stamp"
 fi
