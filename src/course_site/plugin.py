@@ -9,8 +9,8 @@ rewritten before the blocks are run).
 
 Three events need another priority than the other plugins', given with `event_priority`:
 generated pages are compared with the last build's after every plugin has added its files
-(`serve`); the cache of executed labs is cleaned before mkdocs-jupyter's own post-build step,
-their downloads kept after it; the search index is rewritten after Material has written it.
+(`serve`); the cache of executed labs is kept from mkdocs-jupyter's own post-build clean-up
+(`serve`); the search index is rewritten after Material has written it.
 """
 
 from __future__ import annotations
@@ -69,9 +69,6 @@ class CourseSite(BasePlugin):
             markdown = part.on_page_markdown(markdown, page, config, files)
         return markdown
 
-    def on_pre_page(self, page: Page, *, config: MkDocsConfig, files: Files) -> Page:
-        return notebooks.on_pre_page(page, config, files)
-
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig,
                         files: Files) -> str:
         for part in (outputs, notebooks):
@@ -82,9 +79,6 @@ class CourseSite(BasePlugin):
                         nav: Any) -> Any:
         return search_index.on_page_context(context, page, config, nav)
 
-    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        return notebooks.on_post_page(output, page, config)
-
     @event_priority(100)
     def _clean_lab_cache(self, *, config: MkDocsConfig) -> None:
         serve.on_post_build(config)
@@ -92,7 +86,6 @@ class CourseSite(BasePlugin):
     @event_priority(-100)
     def _finish(self, *, config: MkDocsConfig) -> None:
         outputs.on_post_build(config)
-        notebooks.on_post_build(config)
         search_index.on_post_build(config)
 
     on_post_build = CombinedEvent(_clean_lab_cache, _finish)

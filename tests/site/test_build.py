@@ -29,7 +29,7 @@ def test_strict_build_succeeds_and_has_every_part(built_site: Build):
     site = built_site.site
     for part in ("index.html", "404.html", "search/search_index.json", "sitemap.xml",
                  "reference/api/index.html", "labs/index.html", "labs/lab_scorer/index.html",
-                 "labs/lab_scorer/lab_scorer.py", "labs/lab_scorer/lab_scorer.ipynb",
+                 "labs/lab_scorer/lab_scorer.py",
                  "runs/index.html", "runs/run_fixture/index.html",
                  "runs/run_fixture/codes.png", "runs/run_fixture/results.jsonl",
                  "assets/vendor/mermaid/mermaid.min.js", "assets/vendor/mathjax/tex-chtml.js",
@@ -85,118 +85,6 @@ def test_no_page_loads_anything_from_the_network(built_site: Build):
 def test_run_readme_python_blocks_are_marked_notest(built_site: Build):
     html = (built_site.site / "runs/run_fixture/index.html").read_text(encoding="utf-8")
     assert 'class="language-python notest highlight"' in html
-
-
-# -- the lab downloads: the .ipynb is the notebook the build executed --------------------------
-
-class _LabOutputs(HTMLParser):
-    """What a lab page shows under each code cell: its printed text (each `<pre>` of a
-    `jp-RenderedText` output, as the reader sees it) and how many images."""
-
-    def __init__(self, html: str):
-        super().__init__(convert_charrefs=True)
-        self.cells: list[dict] = []
-        self.in_text = self.in_pre = False
-        self.feed(html)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        classes = (attrs.get("class") or "").split()
-        if tag == "div" and "jp-Cell" in classes and (attrs.get("id") or "").startswith("cell-id="):
-            self.cells.append({"code": "jp-CodeCell" in classes, "texts": [], "images": 0})
-        elif tag == "div" and "jp-OutputArea-output" in classes:
-            self.in_text = "jp-RenderedText" in classes
-        elif tag == "pre" and self.in_text:
-            self.in_pre = True
-            self.cells[-1]["texts"].append("")
-        elif tag == "img" and self.cells:
-            self.cells[-1]["images"] += 1
-
-    def handle_endtag(self, tag):
-        if tag == "pre":
-            self.in_pre = self.in_text = False
-
-    def handle_data(self, data):
-        if self.in_pre:
-            self.cells[-1]["texts"][-1] += data
-
-
-def notebook_strings(nb) -> list[str]:
-    """Every string of a notebook a Jupyter front end renders: sources, texts, output data."""
-    strings = []
-    for cell in nb.cells:
-        strings.append(cell.source)
-        for output in cell.get("outputs", []):
-            strings.append(output.get("text", ""))
-            strings += [v for v in output.get("data", {}).values() if isinstance(v, str)]
-    return strings
-
-
-LABS = sorted(path.stem for path in (REPO / "docs" / "labs").glob("lab_*.py"))
-
-
-@pytest.mark.parametrize("lab", LABS)
-def test_the_lab_ipynb_holds_the_outputs_the_page_shows(built_site: Build, lab: str):
-    """The downloadable .ipynb (site_hooks/notebooks.py) is valid nbformat 4 and carries the
-    outputs of the build's own execution: under each code cell, the same printed text as the
-    page (character for character) and as many images; no volatile metadata; nothing in it
-    loads from the network."""
-    import nbformat
-
-    text = (built_site.site / "labs" / lab / f"{lab}.ipynb").read_text(encoding="utf-8")
-    nb = nbformat.reads(text, as_version=4)
-    nbformat.validate(nb)
-    assert nb.nbformat == 4
-    page = _LabOutputs((built_site.site / "labs" / lab / "index.html").read_text(
-        encoding="utf-8"))
-    assert [cell["code"] for cell in page.cells] == [c.cell_type == "code" for c in nb.cells]
-    printed = 0
-    for number, (shown, cell) in enumerate(zip(page.cells, nb.cells, strict=True), 1):
-        if cell.cell_type != "code":
-            continue
-        where = f"{lab}.ipynb cell {number}"
-        outputs = cell.outputs
-        assert outputs or not (shown["texts"] or shown["images"]), f"{where} has no outputs"
-        texts = [o.text if o.output_type == "stream" else o.data["text/plain"]
-                 for o in outputs
-                 if o.output_type == "stream" or set(o.get("data", {})) == {"text/plain"}]
-        assert "".join(texts) == "".join(shown["texts"]), where
-        images = sum(1 for o in outputs for mime in o.get("data", {}) if mime.startswith("image/"))
-        assert images == shown["images"], where
-        assert "execution" not in cell.metadata, f"{where} keeps its execution timestamps"
-        printed += bool(texts)
-    assert printed >= 1, f"{lab}: no cell printed anything to compare"
-    assert [cell.id for cell in nb.cells] == [f"cell-{n}" for n in range(1, len(nb.cells) + 1)]
-    for string in notebook_strings(nb):
-        match = NETWORK_LOAD.search(string)
-        assert match is None, f"{lab}.ipynb loads from the network: {match.group()}"
-
-
-def test_the_lab_ipynb_is_the_same_bytes_at_every_build():
-    """What differs between two executions of the same lab (jupytext's random cell ids,
-    nbclient's timestamps, where the kernel flushed stdout) is made the same by
-    `notebooks.downloadable`, so two builds write the same file."""
-    import nbformat
-
-    from course_site import notebooks
-
-    def executed(ids: tuple[str, str], start: str, chunks: list[str]):
-        nb = nbformat.v4.new_notebook(cells=[
-            nbformat.v4.new_markdown_cell("# A lab", id=ids[0]),
-            nbformat.v4.new_code_cell("print('a'); print('b')", id=ids[1], execution_count=1,
-                                      outputs=[nbformat.v4.new_output("stream", text=chunk)
-                                               for chunk in chunks])])
-        nb.cells[1].metadata["execution"] = {"iopub.execute_input": start}
-        return nb
-
-    one = notebooks.downloadable(executed(("8f1c2a9e", "03b7d6c4"), "2026-01-01T10:00:00Z",
-                                          ["a\n", "b\n"]))
-    two = notebooks.downloadable(executed(("5d0e9b71", "c2a4f8e3"), "2026-01-02T11:30:00Z",
-                                          ["a\nb\n"]))
-    assert one == two
-    nb = nbformat.reads(one, as_version=4)
-    assert [o.text for o in nb.cells[1].outputs] == ["a\nb\n"]
-    assert nbformat.validate(nb) is None and one.endswith("}\n")
 
 
 # -- the failures: a miniature repository with one mistake each -------------------------------
