@@ -171,6 +171,9 @@ def failure(command: Command, scratch: Path) -> str | None:
     """Run `command` in `scratch` as the page says to; None if it works, else what went wrong."""
     env = dict(os.environ, PATH=f"{scratch / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
                PYTHONPATH=str(scratch / "src"))
+    # The copy's src/ has no compiled modules; where PYTHONDONTWRITEBYTECODE is set, every
+    # command would compile the course anew. Let the first command of the page write them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     # Blank lines first, so that bash's own messages give the page's line numbers.
     source = "\n" * (command.line - 1) + command.script
     where = f"{command.page}:{command.line}: `{command.script.strip()}`"

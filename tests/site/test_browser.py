@@ -619,10 +619,17 @@ FIGURE_EXEMPT_RUNS = {path.name for path in FIXTURE_RUNS.iterdir()}
 """The test fixtures' run folders: their PNGs are stand-ins, not drawn by `figure_png`."""
 
 
-def open_diagrams(tabs: Tabs) -> Tabs:
-    """`tabs` whose pages' diagrams can be measured: their shadow roots are opened
-    (OPEN_SHADOW_ROOTS)."""
+def for_a_pass(tabs: Tabs, site: Path) -> Tabs:
+    """`tabs` made ready for a pass over many pages. Their diagrams can be measured: shadow
+    roots are opened (OPEN_SHADOW_ROOTS). And each page gets a search index with no entries:
+    the site's one index (a megabyte) would otherwise be fetched and indexed by Material's
+    search worker at every page load, a third of a CPU-second each time; the search tests
+    above load the real one."""
     tabs.context.add_init_script(OPEN_SHADOW_ROOTS)
+    config = json.loads((site / "search" / "search_index.json").read_text("utf-8"))["config"]
+    empty = json.dumps({"config": config, "docs": []})
+    tabs.context.route("**/search/search_index.json",  # tried before the route of Tabs
+                       lambda route: route.fulfill(content_type="application/json", body=empty))
     return tabs
 
 
@@ -765,7 +772,7 @@ def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_s
     site = built_site.site
     assert len(site_pages(site)) >= 6
     report = []
-    for batch in page_batches(open_diagrams(tabs), site, site_url, part, PARTS):
+    for batch in page_batches(for_a_pass(tabs, site), site, site_url, part, PARTS):
         for page, watch, path in batch:
             report += [f"/{path}: {p}" for p in check_page(page, site, path)]
             assert not watch.dialogs, (path, watch.dialogs)
@@ -786,7 +793,7 @@ def test_dark_mode_keeps_key_pages_accessible_and_inverts_the_lessons_figures(
     """At the desktop width in the dark scheme: the key pages pass axe and the layout checks;
     every lesson figure is inverted and fits (the same CSS serves every page)."""
     site = built_site.site
-    page, watch = new_tabs(color_scheme="dark").open()
+    page, watch = for_a_pass(new_tabs(color_scheme="dark"), site).open()
     report, measured = [], 0
     for path in site_pages(site):
         figures = path.startswith("lessons/") and figures_in(site, path)
@@ -815,7 +822,7 @@ def test_on_a_phone_key_pages_figures_and_diagrams_read_whole(new_tabs, built_si
     wider than the phone scrolls, Tab reaches it, and it opens at its first box (the top of
     the flow: three-loops' Dataset, home's Policy) with both ends in reach (`reach_problems`)."""
     site = built_site.site
-    page, watch = open_diagrams(new_tabs(viewport={"width": 390, "height": 844})).open()
+    page, watch = for_a_pass(new_tabs(viewport={"width": 390, "height": 844}), site).open()
     report, firsts, diagrams = [], {}, 0
     for path in site_pages(site):
         figures = path.startswith("lessons/") and figures_in(site, path)
