@@ -14,21 +14,21 @@ every run by its title, and fills the `Runs` entry of `nav`. Nothing is written 
 
 Everything shown comes from files, and some of it is untrusted: a completion is whatever the
 policy produced, `<script>` included, and a problem id or a run note is whatever its author
-typed. So every value is rendered by `render_value` (or, in one cell, `render_compact`), which
+typed. So every value is rendered by `render_value` (a table cell by `render_cell`), which
 HTML-escapes all text (a scorer's `message` is prose whose `backticked` spans become inline
-code, after escaping); the README
-(and any other `.md` report) is made inert by `readme_markdown`: no raw HTML, no link except a
-plain one to a relative or http(s) address, no attribute list, no math, and code fences that
-every reader of the page (course_site/fences.py, pymdownx.superfences) opens and closes on the
-same lines; and no line of a generated page can act as a `--8<--` snippet (`inert_snippets`),
-which pymdownx.snippets would otherwise expand anywhere, even inside a code fence.
+code, after escaping); the README (and any other `.md` report) is made inert by
+`readme_markdown`: no raw HTML, no link except a plain one to a relative or http(s) address,
+no attribute list, no math, and code fences that every reader of the page
+(course_site/fences.py, pymdownx.superfences) opens and closes on the same lines; and no line
+of a generated page can act as a `--8<--` snippet (`inert_snippets`), which pymdownx.snippets
+would otherwise expand anywhere, even inside a code fence.
 
 Set `COURSE_SITE_EXTRA_RUNS=<folder>` to add the `run_*` folders of another directory (the
 site tests add a fixture run that way).
 
 Why not mkdocs-gen-files and mkdocs-literate-nav: MkDocs 1.6 itself generates a page from text
 (`File.generated`), which is all gen-files would do here, and filling one nav entry takes ten
-lines (`_fill_nav`), where literate-nav would need a SUMMARY.md written for it. What no plugin
+lines (`on_config`), where literate-nav would need a SUMMARY.md written for it. What no plugin
 does is the rest: a run folder read as untrusted data and shown as inert text.
 """
 
@@ -40,10 +40,10 @@ import io
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -54,6 +54,7 @@ from pymdownx.snippets import SnippetPreprocessor
 
 from course.formatting import prose_text
 from course.jsonfiles import jsonl_lines
+from course_site.fences import PYTHON, fenced_blocks
 
 log = get_plugin_logger(__name__)
 
@@ -69,6 +70,7 @@ LOG_LINES_LIMIT = 80        # lines shown per text log (*.txt)
 # -- 1. rendering values as escaped HTML -----------------------------------------------------
 
 _VISIBLE_ASCII = re.compile(r"[\x20-\x7e\n]*")
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
 
 
 def esc(text: str) -> str:
@@ -84,9 +86,8 @@ word: it is never broken across lines, not even at a hyphen (class course-word).
 
 def render_text(text: str, limit: int = TEXT_LIMIT) -> str:
     """A string as escaped HTML, verbatim in a `<code>` element (it is data: a completion, an
-    id, a path; a fence it holds is shown as written, never taken for one); when it holds
-    anything beyond printable ASCII (a zero-width space, NBSP, U+2212, a tab, ...), its
-    JSON-escaped spelling is shown underneath."""
+    id, a path; a fence in it is shown as written); when it holds anything beyond printable
+    ASCII (a zero-width space, NBSP, U+2212, a tab, ...), its JSON-escaped spelling underneath."""
     shown = text[:limit]
     word = 0 < len(text) <= WORD_LIMIT and not any(c.isspace() for c in text)
     parts = [f'<code class="course-text{" course-word" if word else ""}">{esc(shown)}</code>']
@@ -102,8 +103,6 @@ MESSAGE_KEYS = frozenset({"message"})
 """Fields that hold the scorer's own sentences (`details.message` of course.scorer), which mark
 code with backticks: "does not start with `Final:`". They are shown as prose with inline code."""
 
-_BACKTICKED = re.compile(r"`([^`\n]+)`")
-
 
 def render_message(text: str) -> str:
     """A scorer message as escaped prose whose `backticked` spans are inline code. Anything
@@ -114,29 +113,14 @@ def render_message(text: str) -> str:
     return f'<span class="course-message">{prose}</span>'
 
 
-def render_field(key: str, value: Any) -> str:
-    """The value of field `key` in one table cell: a scorer message as prose, anything else
-    through `render_compact`."""
-    if key in MESSAGE_KEYS and isinstance(value, str):
-        return render_message(value)
-    return render_compact(value)
-
-
-def render_scalar(value: Any) -> str:
+def render_cell(value: Any, key: str = "") -> str:
+    """A value (of field `key`) in one table cell, never a table: a string by `render_text` (a
+    scorer message as prose); a number, true, false or null as stored; a list or an object as
+    one line of compact JSON (escaped, cut at `TEXT_LIMIT`)."""
     if isinstance(value, str):
-        return render_text(value)
-    return f"<code>{esc(json.dumps(value))}</code>"  # numbers exactly as stored; true/null
-
-
-def is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
-
-
-def render_compact(value: Any) -> str:
-    """A value for one table cell: a scalar as usual, anything else (a list, an object) as one
-    line of compact JSON (escaped, cut at `TEXT_LIMIT`), so that a cell never holds a table."""
-    if is_scalar(value):
-        return render_scalar(value)
+        return render_message(value) if key in MESSAGE_KEYS else render_text(value)
+    if value is None or isinstance(value, int | float | bool):
+        return f"<code>{esc(json.dumps(value))}</code>"
     text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
     more = f" ... ({len(text)} characters)" if len(text) > TEXT_LIMIT else ""
     return f'<code class="course-json">{esc(text[:TEXT_LIMIT] + more)}</code>'
@@ -180,23 +164,25 @@ def leaves_and_tables(value: Mapping[str, Any], prefix: str = "", tables: bool =
 def render_leaves(leaves: Sequence[tuple[str, Any]]) -> str:
     """Named values as a two-column table: the path as code, the value wrapped in its cell."""
     rows = " ".join(f'<tr><th scope="row"><code>{esc(name)}</code></th> '
-                    f"<td>{render_field(name.rsplit('.', 1)[-1], item)}</td></tr>"
+                    f"<td>{render_cell(item, name.rsplit('.', 1)[-1])}</td></tr>"
                     for name, item in leaves)
     return f'<table class="course-leaves"><tbody>{rows}</tbody></table>'
 
 
+def table(head: Sequence[str], rows: Iterable[Iterable[str]]) -> str:
+    """A table of the column names `head` (escaped here) and `rows` of cells (HTML already)."""
+    names = " ".join(f"<th>{esc(name)}</th>" for name in head)
+    body = " ".join("<tr>" + " ".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
+                    for row in rows)
+    return f"<table><thead><tr>{names}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def render_records(records: Sequence[Mapping[str, Any]]) -> str:
     """A list of objects as one table; the columns are every key, in first-seen order; a cell
-    holds one value (`render_field`), never another table."""
-    columns: list[str] = []
-    for record in records:
-        columns += [key for key in record if key not in columns]
-    head = " ".join(f"<th>{esc(str(c))}</th>" for c in columns)
-    body = " ".join(
-        "<tr>" + " ".join(f"<td>{render_field(c, r[c]) if c in r else ''}</td>"
-                          for c in columns)
-        + "</tr>" for r in records)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    holds one value (`render_cell`), never another table."""
+    columns = list(dict.fromkeys(key for record in records for key in record))
+    return table(columns, ([render_cell(r[c], c) if c in r else "" for c in columns]
+                           for r in records))
 
 
 def render_value(value: Any) -> str:
@@ -206,7 +192,7 @@ def render_value(value: Any) -> str:
     if (rows := as_records(value)) is not None:
         return render_records(rows)
     if not isinstance(value, Mapping) or not value:
-        return render_compact(value)
+        return render_cell(value)
     leaves, tables = leaves_and_tables(value)
     parts = [render_leaves(leaves)] if leaves else []
     parts += [f'<p class="course-table-name"><code>{esc(name)}</code>: {len(rows)} '
@@ -231,14 +217,13 @@ def fold(label: str, inner: str) -> str:
 
 # -- 2. the run's own README, included safely ------------------------------------------------
 
-_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-"""A fence line as course_site/fences.py reads it (the most lenient reader of the page)."""
 _CODE_SPAN = re.compile(r"(?<!\\)(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)")
 _LANG = re.compile(r"[A-Za-z0-9_+-]+")
-_PYTHON = {"python", "py", "python3"}
-_RENDERED = {"mermaid", "math"}   # fences the site would draw rather than show
+_FENCE_LANGS = {**dict.fromkeys(PYTHON, "{.python .notest}"),
+                **dict.fromkeys(["mermaid", "math"], "text")}  # fences the site runs or draws
 _SAFE_LINK = re.compile(r"!?\[(?P<text>[^\[\]\\`<{$&\n]*)\]\((?P<url>[\w!#%+,./:;=?@~-]+)\)",
                         re.ASCII)
+_INLINE = re.compile(f"{_CODE_SPAN.pattern}|{_SAFE_LINK.pattern}", re.ASCII)
 _SCHEME = re.compile(r"^[^/?#]*:")
 _SAFE_SCHEME = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
 _TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "<": "&lt;", "[": "\\[", "{": "\\{",
@@ -250,19 +235,16 @@ _TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "<": "&lt;", "[": "\\["
 def _fence_info(info: str) -> str:
     """A fence's info string reduced to one language word (Python blocks become `notest`:
     a run shows commands, it is not a lesson to execute; diagram fences become `text`)."""
-    words = _LANG.findall(info)
-    lang = words[0].lower() if words else ""
-    if lang in _PYTHON:
-        return "{.python .notest}"
-    return "text" if lang in _RENDERED else lang
+    match = _LANG.search(info)
+    lang = match[0].lower() if match else ""
+    return _FENCE_LANGS.get(lang, lang)
 
 
 def _code_html(code: str) -> str:
     """A code span as an HTML `<code>` element whose characters, but for letters, digits and
-    spaces, are character references: Markdown can find nothing in it, whichever backticks it
-    pairs, and the reader sees the same text as in the code span. A span that is not one word
-    (see `WORD_LIMIT`: a sha256, a completion with spaces) gets the class `course-wrap`, which
-    lets it wrap in a table cell."""
+    spaces, are character references: Markdown finds nothing in it, whichever backticks it
+    pairs, and the reader sees the code span's text. A span that is not one word (`WORD_LIMIT`:
+    a sha256, a completion with spaces) gets the class `course-wrap`: it may wrap in a cell."""
     text = code.strip()
     wrap = len(text) > WORD_LIMIT or any(ch.isspace() for ch in text)
     opening = '<code class="course-wrap">' if wrap else "<code>"
@@ -278,58 +260,56 @@ def _is_safe_url(url: str, image: bool) -> bool:
     return bool(_SAFE_SCHEME.match(url)) or not _SCHEME.match(url)
 
 
-def _inert_text(text: str) -> str:
-    """Markdown text (no code span in it) that can only show text, plain links and images."""
-    out, last = [], 0
-    for link in _SAFE_LINK.finditer(text):
-        if _is_safe_url(link["url"], image=link.group().startswith("!")):
-            out += [text[last:link.start()].translate(_TEXT_ESCAPES), link.group()]
-            last = link.end()
-    out.append(text[last:].translate(_TEXT_ESCAPES))
-    return "".join(out)
-
-
 def _inert_line(line: str) -> str:
-    """A README line outside code fences: code spans become `_code_html`, the rest
-    `_inert_text` (so a `<` in it is `&lt;`, a leftover backtick is escaped)."""
+    """A README line outside code fences that shows only text, code, plain links and images:
+    code spans become `_code_html`, links to a safe address stay, the rest is escaped
+    (`_TEXT_ESCAPES`). A link holds no backtick, so it never overlaps a code span."""
     out, last = [], 0
-    for span in _CODE_SPAN.finditer(line):
-        out += [_inert_text(line[last:span.start()]), _code_html(span["code"])]
-        last = span.end()
-    out.append(_inert_text(line[last:]))
+    for found in _INLINE.finditer(line):
+        if found["code"] is not None:
+            shown = _code_html(found["code"])
+        elif _is_safe_url(found["url"], image=found.group().startswith("!")):
+            shown = found.group()
+        else:
+            continue  # an unsafe link is escaped with the text around it
+        out += [line[last:found.start()].translate(_TEXT_ESCAPES), shown]
+        last = found.end()
+    out.append(line[last:].translate(_TEXT_ESCAPES))
     return "".join(out)
+
+
+def _text_lines(lines: Sequence[str]) -> list[str]:
+    """README lines outside code fences, inert: a picture alone becomes a numbered `figure`, a
+    line Markdown takes for blank (`str.strip`: at the top, a tab opens a code block) is left
+    empty, any other line goes through `_inert_line`."""
+    out: list[str] = []
+    for line in lines:
+        image = _SAFE_LINK.fullmatch(line.strip())
+        if image and line.lstrip().startswith("!") and _is_safe_url(image["url"], True):
+            out += figure(image["text"], image["url"])
+        else:
+            out.append(_inert_line(line) if line.strip() else "")
+    return out
 
 
 def readme_markdown(text: str) -> str:
-    """A run's Markdown made inert. Outside code fences, `_inert_line`. Fences are rewritten
-    so that every reader agrees where they are: each line course_site/fences.py would take for
-    an opening or closing fence becomes a canonical one at the margin (the info string reduced
-    by `_fence_info`) after a blank line, and a fence left open is closed; a line Markdown
-    takes for blank is left empty. Lines are cut at "\\n" and "\\r", as Markdown cuts them. Apply
-    `inert_snippets` to the whole page."""
-    lines: list[str] = []
-    fence: str | None = None
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        match = _FENCE.match(line)
-        if fence is not None:
-            if match and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence) \
-                    and not match["info"].strip():
-                line, fence = fence, None
-            lines.append(line)
-        elif match and not (match["fence"][0] == "`" and "`" in match["info"]):
-            fence = match["fence"]
-            if lines and lines[-1]:  # right under a paragraph or an indented code line, a
-                lines.append("")     # fence is not always read as one: its body would be Markdown
-            lines.append(fence + _fence_info(match["info"]))
-        else:  # blank as Markdown sees it (str.strip): at the top, a tab opens a code block
-            image = _SAFE_LINK.fullmatch(line.strip())
-            if image and line.lstrip().startswith("!") and _is_safe_url(image["url"], True):
-                lines += figure(image["text"], image["url"])      # a picture alone: Figure N
-            else:
-                lines.append(_inert_line(line) if line.strip() else "")
-    if fence is not None:
-        lines.append(fence)
-    return "\n".join(lines)
+    """A run's Markdown made inert: outside code fences, `_text_lines`. So that every reader
+    agrees where fences are, each block that `fenced_blocks` (course_site/fences.py, the site's
+    one reader of fences) finds opens with a canonical fence at the margin (the info string
+    reduced by `_fence_info`) after a blank line and closes with that fence, even if left open.
+    Lines are cut at "\\n" and "\\r", as Markdown cuts them. Apply `inert_snippets` to the whole
+    page."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[str] = []
+    start = 0
+    for fence in fenced_blocks(lines):
+        out += _text_lines(lines[start:fence.open])
+        if out and out[-1]:  # right under a paragraph or an indented code line, a fence is not
+            out.append("")   # always read as one: its body would be Markdown
+        out += [fence.fence + _fence_info(fence.info), *lines[fence.open + 1:fence.close],
+                fence.fence]
+        start = fence.close + 1
+    return "\n".join(out + _text_lines(lines[start:]))
 
 
 def inert_snippets(markdown: str) -> str:
@@ -361,18 +341,34 @@ def figure(caption: str, url: str) -> list[str]:
     return ["", f"[![{caption}]({url})]({url})", "", "/// figure-caption", caption, "///", ""]
 
 
-def file_link(name: str) -> str:
-    """A Markdown link to a file of the run folder: the label is inert text and the address is
-    percent-encoded, so no file name can become markup or another kind of URL."""
-    return f"[{file_label(name)}]({quote(name)})"
-
-
 def file_label(name: str) -> str:
-    """A file name as inert link text, on one line."""
+    """A file name as inert link text, on one line (its address goes through `quote`): no file
+    name can become markup or another kind of URL."""
     return re.sub(r"[\r\n]", " ", name).translate(_TEXT_ESCAPES).replace("]", "\\]")
 
 
-# -- 3. raw artifacts, folded: JSONL examples, CSV tables, logs ----------------------------
+# -- 3. raw artifacts, folded: JSON, JSONL examples, CSV tables, logs ----------------------
+
+def _loads(text: str, path: Path, line: int | None = None) -> Any:
+    """JSON `text` of `path` (at `line`); invalid JSON is a ValueError that says where."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        where = err.lineno if line is None else line
+        raise ValueError(f"{path}:{where}: invalid JSON: {err.msg}") from None
+
+
+def read_json(path: Path) -> Any:
+    return _loads(path.read_text(encoding="utf-8"), path)
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    """Each JSON value of a JSON Lines file. A line is skipped as blank only when it holds
+    nothing but JSON's whitespace (space, tab, carriage return), by the course's own splitter
+    (`course.jsonfiles.jsonl_lines`); a line of other whitespace (U+00A0) is an error."""
+    return [_loads(line, path, number)
+            for number, line in jsonl_lines(path.read_text(encoding="utf-8"))]
+
 
 def _group_of(record: Mapping[str, Any]) -> Any:
     """The failure code of a record, when it has one (`code` or `details.code`)."""
@@ -398,31 +394,6 @@ def pick_examples(records: Sequence[Mapping[str, Any]], limit: int = EXAMPLES_LI
     return picked[:limit]
 
 
-def split_lines(text: str) -> list[str]:
-    """`text` cut at "\\n" only, as JSON Lines are (a "\\r" ending a line is dropped, and a final
-    newline makes no empty last line). `str.splitlines` would also cut at U+2028, U+2029 and
-    U+0085, which a JSON string written with `ensure_ascii=False` holds raw, and at the form
-    feeds and separators (\\x0b, \\x0c, \\x1c-\\x1e) a log may hold."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-def read_jsonl(path: Path) -> list[Any]:
-    """Each JSON value of a JSON Lines file. A line is blank, and skipped, only when it holds
-    nothing but JSON's whitespace (space, tab, carriage return): the course's own rule, read by
-    its own splitter (`course.jsonfiles.jsonl_lines`); a line of other whitespace (U+00A0) is an
-    error."""
-    records = []
-    for number, line in jsonl_lines(path.read_text(encoding="utf-8")):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}:{number}: invalid JSON: {err.msg}") from None
-    return records
-
-
 def file_fold(path: Path, count: str, body: str) -> str:
     """A file of the run folder, folded: `count` (what is shown of it) in the label and above
     `body`, with a link to the whole file (an HTML one: a raw HTML block reads no Markdown)."""
@@ -446,18 +417,17 @@ def csv_section(path: Path) -> str:
     rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
     if not rows:
         return fold(f"{path.name}: empty", "<p>(empty file)</p>")
-    header, body = rows[0], rows[1:]
-    shown = body[:CSV_ROWS_LIMIT]
-    head = " ".join(f"<th>{esc(cell)}</th>" for cell in header)
-    cells = " ".join("<tr>" + " ".join(f"<td>{render_text(c)}</td>" for c in row) + "</tr>"
-                     for row in shown)
-    return file_fold(path, f"{len(body)} rows; {len(shown)} shown",
-                     f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
+    shown = [[render_text(cell) for cell in row] for row in rows[1:CSV_ROWS_LIMIT + 1]]
+    return file_fold(path, f"{len(rows) - 1} rows; {len(shown)} shown", table(rows[0], shown))
 
 
 def log_section(path: Path) -> str:
-    """A text log, folded: its first `LOG_LINES_LIMIT` lines, as written."""
-    lines = split_lines(path.read_text(encoding="utf-8"))
+    """A text log, folded: its first `LOG_LINES_LIMIT` lines, as written. A line ends at "\\n"
+    only (a "\\r" ending one is dropped): `str.splitlines` would also cut at U+2028, U+2029 and
+    U+0085, which a JSON string written with `ensure_ascii=False` holds raw, and at the form
+    feeds and separators (\\x0b, \\x0c, \\x1c-\\x1e) a log may hold."""
+    lines = [line.removesuffix("\n").removesuffix("\r")
+             for line in io.StringIO(path.read_text(encoding="utf-8"), newline="\n")]
     shown = lines[:LOG_LINES_LIMIT]
     count = (f"{len(lines)} lines; {'the first ' if len(shown) < len(lines) else ''}"
              f"{len(shown)} shown")
@@ -467,11 +437,23 @@ def log_section(path: Path) -> str:
 
 # -- 4. a run folder -> a page ---------------------------------------------------------------
 
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from None
+PUBLISHED = frozenset({".json", ".jsonl", ".csv", ".txt", ".png", ".md"})
+"""The kinds of file a run page shows and publishes: data, logs, plots and reports. Anything
+else in a run folder (an .html or .svg would run its scripts on the site's own origin) is
+named on the page and left out."""
+
+
+def regular_file(path: Path) -> bool:
+    """Whether `path` is a regular file, not a link (which could point at a kata key)."""
+    return path.is_file() and not path.is_symlink()
+
+
+def run_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The files of a run folder the site publishes (regular files of a known kind), and those
+    it leaves out."""
+    paths = sorted(folder.iterdir())
+    published = [p for p in paths if regular_file(p) and p.suffix.lower() in PUBLISHED]
+    return published, [p for p in paths if p not in published]
 
 
 _CANONICAL_FENCE = re.compile(r"^(`{3,}|~{3,})")
@@ -479,8 +461,7 @@ _CANONICAL_FENCE = re.compile(r"^(`{3,}|~{3,})")
 opening fence."""
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """A run's README cut where the run page places its parts: its `# ` title (the raw line;
     "" without one), its lead (what comes before the first `## ` section) and its sections,
     each a list of lines that starts with its heading. Lead and sections are inert Markdown
@@ -493,33 +474,29 @@ class Report:
 
     @classmethod
     def read(cls, folder: Path, note: str) -> Report:
-        readme = readme_of(folder)
-        text = readme.read_text(encoding="utf-8") if readme is not None else ""
+        readme = folder / "README.md"
+        text = readme.read_text(encoding="utf-8") if regular_file(readme) else ""
         lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         title = lines[0][2:].strip() if lines[0].startswith("# ") else ""
         restated = {_inert_line(f"Note: {said}") for said in (note, prose_text(note))}
-        lead: list[str] = []
-        sections: list[list[str]] = []
+        parts: list[list[str]] = [[]]  # the lead, then each section
         fence = None
         for line in readme_markdown("\n".join(lines[1:] if title else lines)).split("\n"):
-            if fence is None and line.startswith("## "):
-                sections.append([line])
-                continue
-            if fence is None and (match := _CANONICAL_FENCE.match(line)):
+            if fence is not None:
+                fence = None if line == fence else fence
+            elif line.startswith("## "):
+                parts.append([])
+            elif match := _CANONICAL_FENCE.match(line):
                 fence = match[1]
-            elif fence is not None and line == fence:
-                fence = None
-            elif fence is None and not sections and line in restated:
+            elif len(parts) == 1 and line in restated:
                 continue
-            (sections[-1] if sections else lead).append(line)
-        return cls(title, lead, sections)
+            parts[-1].append(line)
+        return cls(title, parts[0], parts[1:])
 
     def section(self, heading: str) -> list[str]:
         """The lines of the section `## heading`, its heading one level deeper ([] if none)."""
-        for lines in self.sections:
-            if lines[0] == f"## {heading}":
-                return ["#" + lines[0], *lines[1:]]
-        return []
+        return next((["#" + lines[0], *lines[1:]] for lines in self.sections
+                     if lines[0] == f"## {heading}"), [])
 
     def body(self) -> list[str]:
         """Every section but those the page moves elsewhere (`MOVED_SECTIONS`)."""
@@ -555,30 +532,6 @@ def folder_title(folder: Path, manifest: Mapping[str, Any]) -> str:
     runs index's name for it."""
     note = str(manifest.get("note") or "")
     return run_title(folder.name, manifest, Report.read(folder, note).title)
-
-
-PUBLISHED = frozenset({".json", ".jsonl", ".csv", ".txt", ".png", ".md"})
-"""The kinds of file a run page shows and publishes: data, logs, plots and reports. Anything
-else in a run folder (an .html or .svg would run its scripts on the site's own origin) is
-named on the page and left out."""
-
-
-def run_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The files of a run folder the site publishes, and those it leaves out: only regular
-    files of a known kind, never a link (which could point at a kata key or /etc/hostname)."""
-    published, left_out = [], []
-    for path in sorted(folder.iterdir()):
-        if path.is_symlink() or not path.is_file() or path.suffix.lower() not in PUBLISHED:
-            left_out.append(path)
-        else:
-            published.append(path)
-    return published, left_out
-
-
-def readme_of(folder: Path) -> Path | None:
-    """The run's README.md, when it is a regular file (never a link)."""
-    readme = folder / "README.md"
-    return readme if readme.is_file() and not readme.is_symlink() else None
 
 
 def run_page(folder: Path) -> str:
@@ -643,7 +596,7 @@ def raw_material(folder: Path, files: Sequence[Path], manifest: Mapping[str, Any
     parts += [log_section(p) for p in files if p.suffix == ".txt"]
     parts += [jsonl_section(p) for p in files if p.suffix == ".jsonl"]
     parts += ["", *report.section("Files"), "", "Download:", ""]
-    parts += [f"- {file_link(p.name)} ({p.stat().st_size} bytes"
+    parts += [f"- [{file_label(p.name)}]({quote(p.name)}) ({p.stat().st_size} bytes"
               f"{', shown as a page' if p.suffix == '.md' else ''})" for p in files
               if p.name != "README.md"]
     parts += ["", "[All runs](../index.md)", ""]
@@ -665,15 +618,14 @@ def index_page(folders: Sequence[Path], directory_urls: bool) -> str:
     rows = []
     for folder in folders:
         manifest = read_json(folder / "manifest.json")
-        note = str(manifest.get("note") or "")
-        title = folder_title(folder, manifest)
         href = f"{folder.name}/" if directory_urls else f"{folder.name}/index.html"
-        rows.append(f'<tr><td><a href="{esc(href)}">{esc(folder.name)}</a></td> '
-                    f"<td><strong>{esc(title.split(' · ', 1)[1])}</strong><br>"
-                    f'<span class="course-run-note">{esc(note)}</span></td></tr>')
-    table = ("<table><thead><tr><th>run</th> <th>what it measures, and the one change</th>"
-             f"</tr></thead><tbody>{' '.join(rows)}</tbody></table>")
-    return inert_snippets("\n".join([*lines, html_block(table), ""]))
+        measures = folder_title(folder, manifest).split(" · ", 1)[1]
+        note = str(manifest.get("note") or "")
+        rows.append([f'<a href="{esc(href)}">{esc(folder.name)}</a>',
+                     f"<strong>{esc(measures)}</strong><br>"
+                     f'<span class="course-run-note">{esc(note)}</span>'])
+    head = ["run", "what it measures, and the one change"]
+    return inert_snippets("\n".join([*lines, html_block(table(head, rows)), ""]))
 
 
 # -- 5. the build's events (called by plugin.py) ----------------------------------------
@@ -691,61 +643,54 @@ def run_folders(config: MkDocsConfig) -> list[Path]:
             if folder.name in found:
                 log.warning(f"two run folders are named {folder.name}: {found[folder.name]} "
                             f"and {folder}; only the first is shown")
-                continue
-            if (folder / "index.md").exists() or (folder / "index.md").is_symlink():
+            elif os.path.lexists(folder / "index.md"):
                 raise PluginError(f"{folder / 'index.md'}: a run folder cannot hold index.md, "
                                   "the name of its generated page; rename the file")
-            manifest = folder / "manifest.json"
-            if manifest.is_symlink() or not manifest.is_file():
+            elif not regular_file(folder / "manifest.json"):
                 log.warning(f"{folder} has no manifest.json (a regular file, not a link): it is "
                             "not a run folder")
-                continue
-            found[folder.name] = folder
+            else:
+                found[folder.name] = folder
     return [found[name] for name in sorted(found)]
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A broken run file (invalid JSON or UTF-8: a ValueError) stops the build with one line
+    naming it, without a traceback."""
+    try:
+        yield
+    except ValueError as err:
+        raise PluginError(str(err)) from None
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Fill the `Runs` nav entry: the index page, then one page per run folder."""
-    try:
-        _fill_nav(config)
-    except ValueError as err:  # a broken run file: say which, without a traceback
-        raise PluginError(str(err)) from None
+    with _one_line_errors():
+        for entry in config.nav or []:
+            if isinstance(entry, dict) and NAV_TITLE in entry:
+                pages: list[Any] = [f"{SITE_FOLDER}/index.md"]
+                for folder in run_folders(config):
+                    title = folder_title(folder, read_json(folder / "manifest.json"))
+                    pages.append({title: f"{SITE_FOLDER}/{folder.name}/index.md"})
+                entry[NAV_TITLE] = pages
     return config
 
 
-def _fill_nav(config: MkDocsConfig) -> None:
-    for entry in config.nav or []:
-        if isinstance(entry, dict) and NAV_TITLE in entry:
-            pages: list[Any] = [f"{SITE_FOLDER}/index.md"]
-            for folder in run_folders(config):
-                title = folder_title(folder, read_json(folder / "manifest.json"))
-                pages.append({title: f"{SITE_FOLDER}/{folder.name}/index.md"})
-            entry[NAV_TITLE] = pages
-
-
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    try:
-        _add_files(files, config)
-    except ValueError as err:
-        raise PluginError(str(err)) from None
+    """Add the Runs page, a page per run folder, and the files each publishes."""
+    with _one_line_errors():
+        folders = run_folders(config)
+        files.append(File.generated(config, f"{SITE_FOLDER}/index.md",
+                                    content=index_page(folders, config.use_directory_urls)))
+        for folder in folders:
+            uri = f"{SITE_FOLDER}/{folder.name}/"
+            files.append(File.generated(config, uri + "index.md", content=run_page(folder)))
+            for path in run_files(folder)[0]:
+                if path.suffix != ".md":
+                    files.append(File.generated(config, uri + path.name, abs_src_path=str(path)))
+                elif path.name != "README.md":  # (the README is the top of the run page)
+                    files.append(File.generated(  # another report: a page of its own
+                        config, uri + path.name, inclusion=InclusionLevel.NOT_IN_NAV,
+                        content=inert_snippets(readme_markdown(path.read_text(encoding="utf-8")))))
     return files
-
-
-def _add_files(files: Files, config: MkDocsConfig) -> None:
-    folders = run_folders(config)
-    add = files.append
-    add(File.generated(config, f"{SITE_FOLDER}/index.md",
-                       content=index_page(folders, config.use_directory_urls)))
-    for folder in folders:
-        add(File.generated(config, f"{SITE_FOLDER}/{folder.name}/index.md",
-                           content=run_page(folder)))
-        for path in run_files(folder)[0]:
-            src_uri = f"{SITE_FOLDER}/{folder.name}/{path.name}"
-            if path.name == "README.md":
-                continue  # it is the top of the run page
-            if path.suffix == ".md":  # another report: a page of its own, linked from the run
-                add(File.generated(config, src_uri, inclusion=InclusionLevel.NOT_IN_NAV,
-                                   content=inert_snippets(readme_markdown(
-                                       path.read_text(encoding="utf-8")))))
-            else:
-                add(File.generated(config, src_uri, abs_src_path=str(path)))
