@@ -334,11 +334,19 @@ def code_label(text: str) -> str:
     return "`" + re.sub(r"[\r\n]", " ", text.replace("`", "'")) + "`"
 
 
+_BLOCK_START = re.compile(r"\d*[^\w\s]")
+"""How a line that opens a Markdown block starts: a fence (`~~~`), a heading, a list item
+(`-`, `1.`), a quote, the caption block's own end (`///`)."""
+
+
 def figure(caption: str, url: str) -> list[str]:
     """A picture that links to its file (a tap on a phone opens it full size), numbered and
     captioned by pymdownx.blocks.caption ("Figure N. caption"). `caption` and `url` must be
-    inert already (the `text` and `url` of `_SAFE_LINK`)."""
-    return ["", f"[![{caption}]({url})]({url})", "", "/// figure-caption", caption, "///", ""]
+    inert already (the `text` and `url` of `_SAFE_LINK`). The caption has a line of its own,
+    so its first mark, if any, is written as a character reference: a caption `~~~` would
+    otherwise open a fence, and a later fence's body would then be read as raw HTML."""
+    line = _BLOCK_START.sub(lambda m: f"{m[0][:-1]}&#{ord(m[0][-1])};", caption.strip(), 1)
+    return ["", f"[![{caption}]({url})]({url})", "", "/// figure-caption", line, "///", ""]
 
 
 def file_label(name: str) -> str:

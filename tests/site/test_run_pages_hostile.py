@@ -211,6 +211,21 @@ def test_any_readme_text_renders_as_inert_text(to_html, lines):
     assert SENTINEL not in html
 
 
+@pytest.mark.parametrize("caption", ["~~~", "~~~~", "///", "# a heading", "1. a list",
+                                     "- an item", "> a quote", "    ~~~"])
+def test_a_picture_caption_cannot_open_a_block(to_html, caption):
+    """A README picture alone becomes a captioned figure whose caption has a line of its own:
+    a caption `~~~` once opened a fence there, so that the README's next fence closed it and
+    that fence's body, a `<script>`, was read as raw HTML. The caption shows as written."""
+    readme = (f"# A run\n\n![{caption}](a.png)\n\n~~~\n<script>alert('caption')</script>\n"
+              "~~~\n\nAfter.\n")
+    html = to_html(run_pages.inert_snippets(run_pages.readme_markdown(readme)))
+    assert live_markup(html) == []
+    caption_html = re.search(r"<figcaption>(.*?)</figcaption>", html, re.DOTALL)
+    assert caption_html is not None, html
+    assert Elements(caption_html[1]).text.strip().endswith(caption.strip()), caption_html[1]
+
+
 # -- what a run folder can publish -------------------------------------------------------------
 
 def hostile_folder(root: Path, secret: Path) -> Path:
