@@ -25,7 +25,7 @@ fi
 # A machine may run Python with PYTHONDONTWRITEBYTECODE set (this one's image does): then no
 # process writes .pyc files, and every `course` command a test runs would compile the course's
 # modules again. pip compiled the installed packages; the course's own are compiled here, once.
-.venv/bin/python -m compileall -q src tests benchmarks >/dev/null
+.venv/bin/python -m compileall -q -j 0 src tests benchmarks >/dev/null
 
 echo "test: ruff"
 # teacher/ is linted where it exists: the students' copy (scripts/student_copy.sh) has none.
