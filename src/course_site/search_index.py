@@ -87,34 +87,33 @@ SYMBOLS = {
     "left": "", "right": "", "big": "", "Big": "",
 }
 """Commands without arguments, as text (a word operator keeps a space after it)."""
-LETTERS = frozenset({"text", "mathrm", "mathbf", "mathcal", "mathbb", "operatorname", "boxed"})
-r"""Commands whose one argument is shown as it is: `\mathbb{E}` is E."""
-ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "bar": "\u0304", "tilde": "\u0303"}
-r"""Accents, as combining characters: `\bar r` is r̄."""
+ARGUMENTS = {
+    "frac": "({})/({})", "binom": "C({}, {})", "sqrt": "√({})",
+    "hat": "{}\u0302", "widehat": "{}\u0302", "bar": "{}\u0304", "tilde": "{}\u0303",
+    **dict.fromkeys(("text", "mathrm", "mathbf", "mathcal", "mathbb", "operatorname", "boxed",
+                     "underbrace"), "{}"),
+}
+r"""Commands with arguments, as templates with one `{}` an argument: `\mathbb{E}` is E, and an
+accent is a combining character (`\bar r` is r̄)."""
 _COMMAND = re.compile(r"\\([a-zA-Z]+|.)")
+_BRACE = re.compile(r"\\.|[{}]")      # `\{` and `\}` are characters, not a group's braces
 
 
 def _argument(tex: str, i: int) -> tuple[str, int]:
-    """The argument starting at tex[i] (a `{...}` group, a command or one character), as TeX,
+    """The argument starting at tex[i] (a `{...}` group, a command or one character), as text,
     and the index after it."""
     while i < len(tex) and tex[i] == " ":
         i += 1
-    if i >= len(tex):
-        return "", i
-    if tex[i] == "{":
-        depth, j = 0, i
-        while j < len(tex):
-            if tex[j] == "\\":        # `\{` and `\}` are characters, not a group's braces
-                j += 2
-                continue
-            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+    if tex[i:i + 1] == "{":
+        depth = 0
+        for brace in _BRACE.finditer(tex, i):
+            depth += {"{": 1, "}": -1}.get(brace[0], 0)
             if depth == 0:
-                return tex[i + 1:j], j + 1
-            j += 1
-        return tex[i + 1:], len(tex)
+                return tex_to_text(tex[i + 1:brace.start()]), brace.end()
+        return tex_to_text(tex[i + 1:]), len(tex)
     command = _COMMAND.match(tex, i)
     end = command.end() if command else i + 1
-    return tex[i:end], end
+    return tex_to_text(tex[i:end]), end
 
 
 def tex_to_text(tex: str) -> str:
@@ -129,33 +128,24 @@ def tex_to_text(tex: str) -> str:
             command = _COMMAND.match(tex, i)
             assert command is not None      # a backslash always starts a command
             name, i = command[1], command.end()
-            if name in ("frac", "binom"):
-                top, i = _argument(tex, i)
-                bottom, i = _argument(tex, i)
-                top, bottom = tex_to_text(top), tex_to_text(bottom)
-                out.append(f"({top})/({bottom})" if name == "frac" else f"C({top}, {bottom})")
-            elif name == "sqrt":
-                body, i = _argument(tex, i)
-                out.append(f"√({tex_to_text(body)})")
-            elif name in LETTERS or name == "underbrace":
-                body, i = _argument(tex, i)
-                out.append(tex_to_text(body))
+            if name in ARGUMENTS:
+                texts = []
+                for _ in range(ARGUMENTS[name].count("{}")):
+                    text, i = _argument(tex, i)
+                    texts.append(text)
+                out.append(ARGUMENTS[name].format(*texts))
                 if name == "underbrace" and tex[i:i + 1] == "_":    # the brace's label
                     _, i = _argument(tex, i + 1)
-            elif name in ACCENTS:
-                body, i = _argument(tex, i)
-                out.append(tex_to_text(body) + ACCENTS[name])
             elif name in ("begin", "end"):
                 _, i = _argument(tex, i)                              # the environment's name
             else:
                 out.append(SYMBOLS.get(name, name))
         elif char in "_^":
-            body, i = _argument(tex, i + 1)
-            text = tex_to_text(body)
+            text, i = _argument(tex, i + 1)
             out.append(f"^({text})" if char == "^" and len(text) > 1 else char + text)
         elif char == "{":
-            body, i = _argument(tex, i)
-            out.append(tex_to_text(body))
+            text, i = _argument(tex, i)
+            out.append(text)
         else:
             out.append(" " if char in "&~" else char)
             i += 1
