@@ -36,7 +36,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,7 +51,7 @@ from mkdocs.structure.pages import Page
 
 from course_site.fences import Fence, fenced_blocks
 from course_site.run_blocks import chains
-from course_site.serve import LAB_INPUTS, tree_digest
+from course_site.serve import cache_folder
 
 log = get_plugin_logger(__name__)
 
@@ -60,38 +59,24 @@ RUNNER = Path(__file__).with_name("run_blocks.py")
 CACHE = Path(".cache") / "block-outputs"
 TIMEOUT_S = 600
 
-_session = SimpleNamespace(serving=False, cache=None)
-"""Whether this process serves the site, and the cache folder for today's src/, data/, runs/."""
-
-
-def on_startup(command: str, dirty: bool) -> None:
-    _session.serving = command == "serve"
+_session = SimpleNamespace(cache=None)
+"""The cache folder for today's src/, data/ and runs/, under `mkdocs serve` only."""
 
 
 def on_pre_build(config: MkDocsConfig) -> None:
-    """Under `mkdocs serve`, point the cache at the folder of today's inputs, and delete the
-    folders of other states (their outputs can never be shown again)."""
-    if not _session.serving:
-        return
-    root = Path(config.config_file_path).parent
-    _session.cache = root / CACHE / tree_digest(root, LAB_INPUTS)[:16]
-    for stale in (root / CACHE).glob("*"):
-        if stale.is_dir() and stale != _session.cache:
-            shutil.rmtree(stale)
+    """Under `mkdocs serve`, point the cache at the folder of today's inputs (`cache_folder`
+    deletes the folders of other states); a build has none."""
+    _session.cache = cache_folder(config, CACHE)
 
 
 # -- which blocks, and what they print ---------------------------------------------------------
 
 def runnable_blocks(lines: list[str], where: str) -> list[tuple[Fence, dict[str, Any]]]:
     """The page's runnable Python blocks, each with what run_blocks.py needs to run it."""
-    found = []
-    for fence in fenced_blocks(lines):
-        words = fence.words()
-        if fence.is_python() and "notest" not in words:
-            found.append((fence, {"name": f"{where}, the block at line {fence.open + 1}",
-                                  "code": fence.code(lines),
-                                  "continuation": "continuation" in words}))
-    return found
+    return [(fence, {"name": f"{where}, the block at line {fence.open + 1}",
+                     "code": fence.code(lines), "continuation": "continuation" in fence.words()})
+            for fence in fenced_blocks(lines)
+            if fence.is_python() and "notest" not in fence.words()]
 
 
 def execute(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -231,8 +216,7 @@ def with_outputs(content: str, shown: list[str], where: str) -> str:
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if not page.file.src_uri.endswith(".md"):
         return markdown              # lab notebooks are executed by mkdocs-jupyter
-    markdown, _shown[page.file.src_uri] = with_placeholders(markdown,
-                                                            f"docs/{page.file.src_uri}")
+    markdown, _shown[page.file.src_uri] = with_placeholders(markdown, f"docs/{page.file.src_uri}")
     return markdown
 
 

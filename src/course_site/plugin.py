@@ -40,7 +40,7 @@ class CourseSite(BasePlugin):
     """The `course-site` plugin of mkdocs.yml."""
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
-        for part in (outputs, notebooks, serve):
+        for part in (notebooks, serve):
             part.on_startup(command, dirty)
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:

@@ -83,22 +83,30 @@ def on_startup(command: str, dirty: bool) -> None:
                  "data/ or runs/ rebuilds every page")
 
 
+def cache_folder(config: MkDocsConfig, cache: Path) -> Path | None:
+    """Under `mkdocs serve`, the folder of the cache `cache` (under the repository) for today's
+    state of LAB_INPUTS, its folders for other states deleted (what they hold can never be shown
+    again); None under `mkdocs build`, which never reads a cache."""
+    if not _session.serving:
+        return None
+    root = Path(config.config_file_path).parent
+    folder = root / cache / tree_digest(root, LAB_INPUTS)[:16]
+    for stale in folder.parent.glob("*"):
+        if stale.is_dir() and stale != folder:
+            shutil.rmtree(stale)
+    return folder
+
+
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """`mkdocs build` executes every lab, always: a lab must run against today's code, and a
     cache keyed on the notebook's bytes would miss a change to src/. Under `mkdocs serve` the
     executed labs are cached, keyed by the lab's bytes (mkdocs-jupyter) and by the bytes of
     LAB_INPUTS (the cache folder's name), so a change to the code re-executes them too."""
     plugin = config.plugins["mkdocs-jupyter"]
-    if not _session.serving:
-        plugin.config["cache"] = False   # whatever mkdocs.yml says: a build never reads a cache
-        return config
-    root = Path(config.config_file_path).parent
-    key = tree_digest(root, LAB_INPUTS)[:16]
-    for stale in (root / LAB_CACHE).glob("*"):
-        if stale.is_dir() and stale.name != key:
-            shutil.rmtree(stale)
-    plugin.config["cache"] = True
-    plugin.config["cache_dir"] = str(root / LAB_CACHE / key)
+    folder = cache_folder(config, LAB_CACHE)
+    plugin.config["cache"] = folder is not None     # whatever mkdocs.yml says
+    if folder is not None:
+        plugin.config["cache_dir"] = str(folder)
     return config
 
 
