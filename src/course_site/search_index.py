@@ -35,13 +35,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
-
-log = get_plugin_logger(__name__)
 
 # -- 1. teaching pages first -----------------------------------------------------------------
 
@@ -67,8 +64,7 @@ def boost_of(url: str) -> float:
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     # Material's search plugin reads `search.boost` from the page's metadata (as front matter
     # would set it) when it indexes the page, after this event.
-    search = page.meta.setdefault("search", {})
-    search.setdefault("boost", boost_of(page.url))
+    page.meta.setdefault("search", {}).setdefault("boost", boost_of(page.url))
     return markdown
 
 
@@ -165,7 +161,7 @@ FORMULA = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|(?<!\\)\$(.+?)(
                      re.DOTALL)
 """One formula with its delimiters, as MathJax finds them (display before inline)."""
 
-CODE = re.compile(r"(<code>.*?</code>|<pre>.*?</pre>)", re.DOTALL)
+CODE = r"(<code>.*?</code>|<pre>.*?</pre>)"
 """Code kept as markup in the index text: never rewritten."""
 
 
@@ -185,19 +181,10 @@ class _MathFinder(HTMLParser):
         self.formulas: dict[str, str] = {}
 
     def handle_starttag(self, tag, attrs):
-        if tag in VOID_TAGS:
-            return
-        classes = set((dict(attrs).get("class") or "").split())
-        if tag in SKIPPED_TAGS:
-            state = False
-        elif classes:
-            state = bool(classes & MATH_CLASSES)
-        else:
-            state = self.open[-1][1]
-        self.open.append((tag, state))
-
-    def handle_startendtag(self, tag, attrs):
-        pass
+        if tag not in VOID_TAGS:      # a void element has no end tag and holds no text
+            classes = set((dict(attrs).get("class") or "").split())
+            typeset = bool(classes & MATH_CLASSES) if classes else self.open[-1][1]
+            self.open.append((tag, typeset and tag not in SKIPPED_TAGS))
 
     def handle_endtag(self, tag):
         # close up to the matching element (HTML lets some end tags be implied)
@@ -207,11 +194,10 @@ class _MathFinder(HTMLParser):
                 return
 
     def handle_data(self, data):
-        if not self.open[-1][1]:
-            return
-        for match in FORMULA.finditer(data):
-            body = next(group for group in match.groups() if group is not None)
-            self.formulas[indexed(match.group())] = indexed(tex_to_text(body))
+        if self.open[-1][1]:
+            for match in FORMULA.finditer(data):
+                body = next(group for group in match.groups() if group is not None)
+                self.formulas[indexed(match.group())] = indexed(tex_to_text(body))
 
 
 def formulas_in(html: str) -> dict[str, str]:
@@ -224,13 +210,12 @@ def formulas_in(html: str) -> dict[str, str]:
 
 def without_delimiters(text: str, formulas: dict[str, str]) -> str:
     """Index text with each known formula outside code replaced by its body."""
-    if not formulas or not text:
+    if not formulas:
         return text
-    pattern = re.compile("|".join(map(re.escape, sorted(formulas, key=len, reverse=True))))
-    parts = CODE.split(text)
-    for i in range(0, len(parts), 2):        # odd parts are the code spans and blocks
-        parts[i] = pattern.sub(lambda m: formulas[m.group()], parts[i])
-    return "".join(parts)
+    # code first at each place, and a longer formula before its prefix (`$$x$$` before `$x$`)
+    formula = "|".join(map(re.escape, sorted(formulas, key=len, reverse=True)))
+    pattern = re.compile(f"{CODE}|{formula}", re.DOTALL)
+    return pattern.sub(lambda m: m[1] or formulas[m[0]], text)
 
 
 # -- 3. lab previews start with the lab's text -----------------------------------------------
@@ -250,26 +235,6 @@ def merge_notebook_title(docs: list[dict]) -> list[dict]:
     return merged
 
 
-# -- the index, rewritten ---------------------------------------------------------------------
-
-def rewrite_index(index: dict, formulas_by_page: dict[str, dict[str, str]]) -> int:
-    """Rewrite the entries of a search index in place; returns the entries whose maths
-    changed."""
-    index["docs"] = merge_notebook_title(index.get("docs", []))
-    changed = 0
-    for doc in index["docs"]:
-        formulas = formulas_by_page.get(doc.get("location", "").split("#", 1)[0])
-        if not formulas:
-            continue
-        for field in ("title", "text"):
-            if isinstance(doc.get(field), str):
-                new = without_delimiters(doc[field], formulas)
-                if new != doc[field]:
-                    doc[field] = new
-                    changed += 1
-    return changed
-
-
 # -- the build's events (called by plugin.py) --------------------------------------------
 
 _formulas_by_page: dict[str, dict[str, str]] = {}
@@ -283,11 +248,16 @@ def on_page_context(context: TemplateContext, page: Page, config: MkDocsConfig,
 
 
 def on_post_build(config: MkDocsConfig) -> None:
+    """Rewrite the index Material has written: notebook titles merged, recorded maths as text."""
     path = Path(config.site_dir) / "search" / "search_index.json"
     if not path.is_file():
         return
     index = json.loads(path.read_text(encoding="utf-8"))
-    changed = rewrite_index(index, _formulas_by_page)
+    index["docs"] = merge_notebook_title(index.get("docs", []))
+    for doc in index["docs"]:
+        formulas = _formulas_by_page.get(doc.get("location", "").split("#", 1)[0], {})
+        for field in ("title", "text"):
+            if isinstance(doc.get(field), str):
+                doc[field] = without_delimiters(doc[field], formulas)
     # written as Material writes it
     path.write_text(json.dumps(index, separators=(",", ":"), default=str), encoding="utf-8")
-    log.debug(f"search index: maths made text in {changed} entries")
