@@ -140,14 +140,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
-def _field(value: str) -> str:
-    return html.escape(value, quote=True)
-
-
 def _lines(text: str) -> str:
     """`text` escaped for a textarea, its line breaks as `&#10;`: the box stays one line of
     Markdown, which a blank line would otherwise end."""
-    return _field(text).replace("\n", "&#10;")
+    return html.escape(text).replace("\n", "&#10;")
 
 
 def box_html(kind: str, fields: dict[str, str], number: int) -> str:
@@ -181,21 +177,21 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
         completion, expected = fields["completion"], fields["expected"]
         command = f"course score --expected {expected} {shlex.quote(completion)}"
         static = ("This box runs the course's scorer in your browser, and needs JavaScript. "
-                  f"Without it, the same verdict is one command away: <code>{_field(command)}"
-                  "</code>.")
+                  "Without it, the same verdict is one command away: "
+                  f"<code>{html.escape(command)}</code>.")
         controls = (
             f'<label for="{ident}-completion">Completion</label>'
             f'<textarea id="{ident}-completion" rows="2" spellcheck="false" '
-            f'autocomplete="off">{_field(completion)}</textarea>'
+            f'autocomplete="off">{html.escape(completion)}</textarea>'
             f'<label for="{ident}-expected">Expected answer</label>'
             f'<input id="{ident}-expected" type="text" inputmode="numeric" '
-            f'autocomplete="off" value="{_field(expected)}">'
+            f'autocomplete="off" value="{html.escape(expected)}">'
             '<button type="button" class="md-button md-button--primary" data-action="score">'
             "Score it</button> "
             '<button type="button" class="md-button" data-action="near-misses">'
             "Load the near misses</button>")
     return (f'<div class="try-it" data-kind="{kind}" id="{ident}" '
-            f'data-command="{_field(command)}">'
+            f'data-command="{html.escape(command)}">'
             f'<p class="try-it-static">{static}</p>'
             f'<div class="try-it-live" hidden><p class="try-it-title"><strong>Try it</strong>'
             f' in the page: {title} (<span class="try-it-version">the scorer\'s version shows '
@@ -245,13 +241,11 @@ def read_box(fence: Fence, lines: list[str], where: str) -> tuple[str, dict[str,
         given[name] = number, value
     fields = {}
     for name, field in known.items():
-        if name in given:
-            fields[name] = given[name][1]
-        elif field.default is not None:
-            fields[name] = field.default
-        else:
+        value = given[name][1] if name in given else field.default
+        if value is None:
             raise wrong(fence.open + 1, f"field {name!r} is missing: write `{name}: ` and "
                                         f"{field.must_be}")
+        fields[name] = value
     return kind, fields
 
 
