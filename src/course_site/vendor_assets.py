@@ -29,16 +29,14 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
-# npm package -> (folder inside the package, site folder it is served from)
+# npm package -> (its folder served as assets/vendor/<package>, the files of that folder
+# needed: None for all of them)
 VENDORED = {
-    "mermaid": ("dist", "assets/vendor/mermaid"),
-    "mathjax": ("es5", "assets/vendor/mathjax"),
-    "pyodide": ("", "assets/vendor/pyodide"),
+    "mermaid": ("dist", ("mermaid.min.js",)),
+    "mathjax": ("es5", None),
+    "pyodide": ("", ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                     "pyodide-lock.json")),
 }
-# Only these files of a vendored folder are needed (None: the whole folder).
-ONLY = {"mermaid": ("mermaid.min.js",), "mathjax": None,
-        "pyodide": ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
-                    "pyodide-lock.json")}
 
 
 def repo_root(config: MkDocsConfig) -> Path:
@@ -70,11 +68,10 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     for package, folder in check_installed(repo_root(config)).items():
-        site_folder = VENDORED[package][1]
-        wanted = ONLY[package]
+        wanted = VENDORED[package][1]
         paths = ([folder / name for name in wanted] if wanted is not None
                  else sorted(p for p in folder.rglob("*") if p.is_file()))
         for path in paths:
-            src_uri = f"{site_folder}/{path.relative_to(folder).as_posix()}"
+            src_uri = f"assets/vendor/{package}/{path.relative_to(folder).as_posix()}"
             files.append(File.generated(config, src_uri, abs_src_path=str(path)))
     return files
