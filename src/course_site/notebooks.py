@@ -10,8 +10,8 @@ their source to download.
   with jupytext (in the course's environment) opens the `.py` as a notebook directly;
   `jupytext --to ipynb` writes a classic `.ipynb` for any other Jupyter. The box is written
   here because Material shows `include_source`'s own link as a bare icon, with nothing said.
-- The lab kernels get CurveZMQ keys (`encrypt_kernel_traffic`), so ipykernel has no reason to
-  print "Kernel is running over TCP without encryption" once per lab.
+- The lab kernels get CurveZMQ keys (`on_startup`), so ipykernel has no reason to print
+  "Kernel is running over TCP without encryption" once per lab.
 - The scorer lab's page also carries a Try-it box (course_site/try_it.py) under its links.
 - Jupyter's prompts, the copy buttons and the download box are kept out of the search index
   (course_site/search_index.py tells the rest of what search finds).
@@ -45,10 +45,8 @@ def is_lab(page: Page) -> bool:
 def strip_network_scripts(html: str) -> str:
     """Drop every <script> that loads code from the network, and MathJax 2's config block."""
     def keep(match: re.Match) -> str:
-        script = match.group()
-        if _NETWORK.search(script) or 'type="text/x-mathjax-config"' in script:
-            return ""
-        return script
+        dropped = _NETWORK.search(match[0]) or 'type="text/x-mathjax-config"' in match[0]
+        return "" if dropped else match[0]
     return _SCRIPT.sub(keep, html)
 
 
@@ -73,14 +71,6 @@ def download_box(stem: str) -> str:
     )
 
 
-def try_it_box(stem: str) -> str:
-    """The scorer lab's page carries a Try-it box under its download link
-    (course_site/try_it.py)."""
-    if stem != "lab_scorer":
-        return ""
-    return box_html("scorer", {"completion": "Final: 0323", "expected": "323"}, number=1)
-
-
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if not is_lab(page):
         return html
@@ -90,17 +80,17 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
                     f"near {html[leftover.start():leftover.start() + 80]!r}")
     html = _NOT_SEARCHED.sub(r"\g<0> data-search-exclude", html)
     stem = Path(page.file.src_uri).stem
-    box = download_box(stem) + try_it_box(stem)
-    title_end = html.find("</h1>")  # after the notebook's title, when it has one
-    if title_end < 0:
-        return box + html
-    title_end += len("</h1>")
-    return html[:title_end] + box + html[title_end:]
+    box = download_box(stem)
+    if stem == "lab_scorer":     # the scorer lab's page has a Try-it box under its links
+        box += box_html("scorer", {"completion": "Final: 0323", "expected": "323"}, number=1)
+    if "</h1>" in html:          # after the notebook's title, when it has one
+        return html.replace("</h1>", "</h1>" + box, 1)
+    return box + html
 
 
 # -- the lab kernels ------------------------------------------------------------------------
 
-def encrypt_kernel_traffic() -> None:
+def on_startup(command: str, dirty: bool) -> None:
     """Have jupyter_client give each lab kernel CurveZMQ keys, as ipykernel's warning asks.
 
     A lab's kernel is a subprocess that talks to this process over ZeroMQ on TCP. Without keys,
@@ -116,7 +106,3 @@ def encrypt_kernel_traffic() -> None:
     """
     if zmq.has("curve"):
         KernelManager.transport_encryption.default_value = "auto"
-
-
-def on_startup(command: str, dirty: bool) -> None:
-    encrypt_kernel_traffic()
