@@ -16,6 +16,8 @@ a phone a tap opens it full size.
 
 from __future__ import annotations
 
+import functools
+
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
@@ -23,9 +25,6 @@ from course.paths import RUNS_DIR
 from course.reports.figures import FIGURES
 
 FOLDER = "assets/figures"
-
-_drawn: dict[tuple, dict[str, bytes]] = {}
-"""The PNGs drawn in this process, under the state of runs/ they were drawn from."""
 
 
 def runs_state() -> tuple[tuple[str, int, int], ...]:
@@ -35,11 +34,13 @@ def runs_state() -> tuple[tuple[str, int, int], ...]:
                  for stat in [path.stat()])
 
 
+@functools.lru_cache(maxsize=1)
+def drawn(runs: tuple[tuple[str, int, int], ...]) -> dict[str, bytes]:
+    """Each figure's PNG, drawn once per state of runs/ (`runs_state`); the last one is kept."""
+    return {name: draw() for name, draw in FIGURES.items()}
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    state = runs_state()
-    if state not in _drawn:
-        _drawn.clear()
-        _drawn[state] = {name: draw() for name, draw in FIGURES.items()}
-    for name, png in _drawn[state].items():
+    for name, png in drawn(runs_state()).items():
         files.append(File.generated(config, f"{FOLDER}/{name}", content=png))
     return files
