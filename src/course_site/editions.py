@@ -68,8 +68,7 @@ def _blocks(lines: list[str], where: str, problems: list[str]) -> Iterator[range
     number = 0
     while number < len(lines):
         opener = _OPENER.match(lines[number])
-        if number in fenced or not opener or "teacher" not in \
-                opener["rest"].split('"')[0].lower():
+        if number in fenced or not opener or "teacher" not in opener["rest"].split('"')[0].lower():
             number += 1
             continue
         where_line = f"{where}:{number + 1}"
@@ -77,13 +76,12 @@ def _blocks(lines: list[str], where: str, problems: list[str]) -> Iterator[range
             problems.append(f"{where_line}: write `{opener['marker']} teacher \"Title\"` (lower "
                             f"case, one space, the title in double quotes), not "
                             f"`{lines[number].strip()}`")
-        body_indent = len(opener["indent"]) + 4
+        body_indent = " " * (len(opener["indent"]) + 4)
         last = number
         for later in range(number + 1, len(lines)):
-            text = lines[later]
-            if text.strip() and len(text) - len(text.lstrip(" ")) < body_indent:
-                break
-            if text.strip():
+            if lines[later].strip():
+                if not lines[later].startswith(body_indent):
+                    break
                 last = later
         if last == number:
             problems.append(f"{where_line}: the teacher block has no body: indent its text four "

@@ -45,10 +45,6 @@ MAX_DEPTH = 8              # nesting followed into containers and objects
 MAX_TEXT = 2_000_000       # characters kept of one string
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def leaves(obj: Any, path: str, budget: list[int], depth: int = 0,
            seen: set[int] | None = None) -> Iterator[tuple[str, float | str]]:
     """`(path, leaf)` for every number and string reachable from `obj` (numbers as floats;
@@ -58,7 +54,7 @@ def leaves(obj: Any, path: str, budget: list[int], depth: int = 0,
     seen = set() if seen is None else seen
     if budget[0] <= 0 or depth > MAX_DEPTH:
         return
-    if _is_number(obj):
+    if isinstance(obj, int | float) and not isinstance(obj, bool):
         budget[0] -= 1
         if not isinstance(obj, int) or abs(obj) < 2 ** 63:
             yield path, float(obj)
