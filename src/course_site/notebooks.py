@@ -38,10 +38,6 @@ _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.DOTALL | re.IGNORECASE)
 _NETWORK = re.compile(r"""(?:src=["']|import\(\s*["']|from\s+["'])https?://""", re.IGNORECASE)
 
 
-def is_lab(page: Page) -> bool:
-    return page.file.src_uri.startswith("labs/") and page.file.src_uri.endswith(".py")
-
-
 def strip_network_scripts(html: str) -> str:
     """Drop every <script> that loads code from the network, and MathJax 2's config block."""
     def keep(match: re.Match) -> str:
@@ -72,14 +68,15 @@ def download_box(stem: str) -> str:
 
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    if not is_lab(page):
+    uri = page.file.src_uri
+    if not (uri.startswith("labs/") and uri.endswith(".py")):      # not a lab page
         return html
     html = strip_network_scripts(html)
     for leftover in _NETWORK.finditer(html):
-        log.warning(f"{page.file.src_uri}: the rendered notebook still loads from the network "
+        log.warning(f"{uri}: the rendered notebook still loads from the network "
                     f"near {html[leftover.start():leftover.start() + 80]!r}")
     html = _NOT_SEARCHED.sub(r"\g<0> data-search-exclude", html)
-    stem = Path(page.file.src_uri).stem
+    stem = Path(uri).stem
     box = download_box(stem)
     if stem == "lab_scorer":     # the scorer lab's page has a Try-it box under its links
         box += box_html("scorer", {"completion": "Final: 0323", "expected": "323"}, number=1)

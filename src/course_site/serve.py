@@ -45,7 +45,6 @@ LAB_CACHE = Path(".cache") / "mkdocs-jupyter"
 """Executed labs under `mkdocs serve`, in one folder per state of LAB_INPUTS."""
 PAGE_CACHE = Path(".cache") / "generated-pages"
 """The text of each generated page (a run page) at the last `serve --dirty` build."""
-DIRTY_WARNING = "A 'dirty' build is being performed"
 
 
 _session = SimpleNamespace(serving=False, dirty=False, site_inputs="")
@@ -71,7 +70,7 @@ def without_dirty_warning(record: logging.LogRecord) -> bool:
     """A logging filter: mkdocs warns on every `--dirty` build that the navigation may be
     inaccurate. `on_pre_build` rebuilds every page when the nav (or anything outside docs/)
     changes, so the warning is dropped, and `on_startup` says once what a save rebuilds."""
-    return not record.getMessage().startswith(DIRTY_WARNING)
+    return not record.getMessage().startswith("A 'dirty' build is being performed")
 
 
 def on_startup(command: str, dirty: bool) -> None:

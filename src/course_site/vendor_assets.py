@@ -39,13 +39,10 @@ VENDORED = {
 }
 
 
-def repo_root(config: MkDocsConfig) -> Path:
-    return Path(config.config_file_path).resolve().parent
-
-
-def check_installed(root: Path) -> dict[str, Path]:
+def check_installed(config: MkDocsConfig) -> dict[str, Path]:
     """Each vendored package's folder in node_modules/, after checking its version is the
     pinned one. Raises PluginError with the fix (`npm ci`) when missing or stale."""
+    root = Path(config.config_file_path).resolve().parent
     pinned = json.loads((root / "package.json").read_text(encoding="utf-8"))["dependencies"]
     folders = {}
     for package, (subdir, _) in VENDORED.items():
@@ -62,12 +59,12 @@ def check_installed(root: Path) -> dict[str, Path]:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    check_installed(repo_root(config))
+    check_installed(config)
     return config
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    for package, folder in check_installed(repo_root(config)).items():
+    for package, folder in check_installed(config).items():
         wanted = VENDORED[package][1]
         paths = ([folder / name for name in wanted] if wanted is not None
                  else sorted(p for p in folder.rglob("*") if p.is_file()))
