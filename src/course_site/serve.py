@@ -133,10 +133,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     root = Path(config.config_file_path).parent
     for file in [f for f in files if f.abs_src_path is None and f.is_documentation_page()]:
         copy = root / PAGE_CACHE / file.src_uri
-        text = file.content_bytes
-        if not copy.is_file() or copy.read_bytes() != text:
+        if not copy.is_file() or copy.read_bytes() != file.content_bytes:
             copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_bytes(text)
+            copy.write_bytes(file.content_bytes)
         files.remove(file)
         files.append(File.generated(config, file.src_uri, abs_src_path=str(copy),
                                     inclusion=file.inclusion))

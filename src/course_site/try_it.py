@@ -97,8 +97,8 @@ FIELDS: dict[str, dict[str, Field]] = {
 _FIELD_LINE = re.compile(r"(?P<name>[A-Za-z_][\w-]*)[ \t]*:(?P<value>.*)")
 
 
-class BoxError(ValueError):
-    """A wrong box, in one line: `page:line: what is wrong`."""
+class BoxError(PluginError):
+    """A wrong box, in one line: `page:line: what is wrong`; it fails the build."""
 
 
 def import_closure(package: Path, start: str) -> list[str]:
@@ -111,8 +111,7 @@ def import_closure(package: Path, start: str) -> list[str]:
         if name in found:
             continue
         found.add(name)
-        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in ast.walk(ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "course":
                 todo += [alias.name for alias in node.names]      # from course import data
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course."):
@@ -140,12 +139,6 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
-def _lines(text: str) -> str:
-    """`text` escaped for a textarea, its line breaks as `&#10;`: the box stays one line of
-    Markdown, which a blank line would otherwise end."""
-    return html.escape(text).replace("\n", "&#10;")
-
-
 def box_html(kind: str, fields: dict[str, str], number: int) -> str:
     """The HTML of one box; `number` makes its ids unique on the page."""
     ident = f"try-it-{number}"
@@ -154,6 +147,7 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
         name = fields["name"]
         file = EXERCISES[name].file
         stub = (REPO_ROOT / "workspace" / file).read_text(encoding="utf-8")
+        stub = html.escape(stub).replace("\n", "&#10;")  # the box stays one line of Markdown
         title = (f"<code>course check {name}</code>, the same check, run by Python in your "
                  "browser; your work is kept in this browser")
         command = f"course check {name}"
@@ -162,7 +156,7 @@ def box_html(kind: str, fields: dict[str, str], number: int) -> str:
         controls = (
             f'<label for="{ident}-source">Your <code>workspace/{file}</code></label>'
             f'<textarea id="{ident}-source" class="try-it-source" rows="16" spellcheck="false" '
-            f'autocomplete="off" data-exercise="{name}">{_lines(stub)}</textarea>'
+            f'autocomplete="off" data-exercise="{name}">{stub}</textarea>'
             '<button type="button" class="md-button md-button--primary" data-action="check">'
             "Check it</button> "
             '<button type="button" class="md-button" data-action="reset">'
@@ -271,10 +265,7 @@ def expand(markdown: str, where: str) -> str:
     """`markdown` with each ```try-it block replaced by its box; a wrong box fails the build."""
     lines = markdown.split("\n")
     for number, fence in reversed(list(enumerate(_boxes(lines), start=1))):
-        try:
-            kind, fields = read_box(fence, lines, where)
-        except BoxError as error:
-            raise PluginError(str(error)) from None
+        kind, fields = read_box(fence, lines, where)
         lines[fence.open:fence.close + 1] = [fence.indent + box_html(kind, fields, number)]
     return "\n".join(lines)
 
