@@ -117,8 +117,7 @@ def teacher_parts(markdown: str, where: str = "") -> tuple[list[range], list[str
     markers, each one line naming `where` and the line."""
     lines = markdown.split("\n")
     problems: list[str] = []
-    parts = [*_regions(lines, where, problems), *_blocks(lines, where, problems)]
-    return parts, problems
+    return [*_regions(lines, where, problems), *_blocks(lines, where, problems)], problems
 
 
 def student_markdown(markdown: str, where: str = "",

@@ -44,7 +44,9 @@ class CourseSite(BasePlugin):
             part.on_startup(command, dirty)
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
-        for part in (editions, vendor_assets, run_pages, serve):
+        config = editions.on_config(config)
+        vendor_assets.check_installed(config)         # node_modules/ as pinned, or fail now
+        for part in (run_pages, serve):
             config = part.on_config(config)
         return config
 
@@ -65,7 +67,9 @@ class CourseSite(BasePlugin):
 
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
-        for part in (editions, try_it, fences, outputs, search_index):
+        markdown = editions.on_page_markdown(markdown, page, config, files)
+        markdown = try_it.expand(markdown, page.file.src_uri)
+        for part in (fences, outputs, search_index):
             markdown = part.on_page_markdown(markdown, page, config, files)
         return markdown
 

@@ -57,7 +57,6 @@ from pathlib import Path
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
-from mkdocs.structure.pages import Page
 
 import course
 from course.exercises import EXERCISES, STDLIB_CHECKERS
@@ -268,7 +267,3 @@ def expand(markdown: str, where: str) -> str:
         kind, fields = read_box(fence, lines, where)
         lines[fence.open:fence.close + 1] = [fence.indent + box_html(kind, fields, number)]
     return "\n".join(lines)
-
-
-def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    return expand(markdown, page.file.src_uri)

@@ -58,11 +58,6 @@ def check_installed(config: MkDocsConfig) -> dict[str, Path]:
     return folders
 
 
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    check_installed(config)
-    return config
-
-
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     for package, folder in check_installed(config).items():
         wanted = VENDORED[package][1]
