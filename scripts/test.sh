@@ -27,7 +27,7 @@ fi
 # modules again. pip compiled the installed packages; the course's own are compiled here, once.
 .venv/bin/python -m compileall -q -j 0 src tests benchmarks >/dev/null
 
-echo "test: ruff"
+echo "test: ruff (set up after ${SECONDS} s)"
 # teacher/ is linted where it exists: the students' copy (scripts/student_copy.sh) has none.
 lint=(src tests benchmarks workspace scripts)
 [ -d teacher ] && lint+=(teacher)
@@ -47,15 +47,17 @@ trap 'rm -f "$verify_log"' EXIT
   .venv/bin/course runs verify
 ) >"$verify_log" 2>&1 &
 verify_pid=$!
-echo "test: pytest"
+echo "test: pytest (from ${SECONDS} s)"
 pytest_status=0
 workers=$(($(nproc) + 1))
 .venv/bin/pytest -p no:cacheprovider --numprocesses "$workers" --dist worksteal "$@" \
   || pytest_status=$?
+echo "test: pytest ended at ${SECONDS} s"
 verify_status=0
 wait "$verify_pid" || verify_status=$?
 echo "test: course runs verify"
 cat "$verify_log"
+echo "test: done in ${SECONDS} s"
 if [ "$pytest_status" -ne 0 ] || [ "$verify_status" -ne 0 ]; then
   echo "test: FAILED (pytest exit $pytest_status, course runs verify exit $verify_status)" >&2
   exit 1
