@@ -2,11 +2,13 @@
 # Set up everything, then run every check a teacher relies on:
 #   ruff; mypy on src/ and benchmarks/; the data regenerates byte for byte; every canonical
 #   run regenerates byte for byte (alongside pytest); pytest: unit, property, docs code blocks
-#   (incl. README), the strict site build (once: the site tests share it, tests/site/shared_site.py), the
-#   copy-paste test and the browser test (Playwright driving Debian's chromium).
+#   (incl. README), the strict site build (once: the site tests share it,
+#   tests/site/shared_site.py), the copy-paste test and the browser tests (Playwright driving
+#   Debian's chromium).
 # pytest runs in one process more than the machine has cores (pytest-xdist): the browser tests
 # spend much of their time waiting for pages, and the other tests fill it; work-stealing keeps
-# the processes busy to the end. The site is built in the background meanwhile.
+# the processes busy to the end. The site is built in the background meanwhile. Each part is
+# stamped with the seconds since the start; benchmarks/bench_test_command.py reads them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
