@@ -45,13 +45,10 @@ from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from course_site.fences import fenced_blocks
-
-log = get_plugin_logger(__name__)
+from course_site.fences import fenced_blocks, warned
 
 EDITIONS = ("student", "teacher")
 GUIDE = "teacher/"
@@ -95,8 +92,7 @@ def _blocks(lines: list[str], where: str, problems: list[str]) -> Iterator[range
 
 
 def _regions(lines: list[str], where: str, problems: list[str]) -> Iterator[range]:
-    """The line ranges of the `<!-- teacher-only -->` regions, markers included (an unclosed one
-    runs to the end)."""
+    """Each teacher-only region's line range, markers included (an unclosed one runs to the end)."""
     start: int | None = None
     for number, line in enumerate(lines):
         if line.strip() == REGION_OPEN and start is None:
@@ -170,15 +166,12 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    student, problems = student_markdown(markdown, page.file.src_uri)
-    for problem in problems:
-        log.warning(problem)
+    student = warned(*student_markdown(markdown, page.file.src_uri))
     return student if edition(config) == "student" else markdown
 
 
 def main(paths: list[str]) -> int:
-    """Rewrite each Markdown file without its teacher-only parts; exit 1 after naming each
-    malformed marker."""
+    """Strip each Markdown file of its teacher-only parts; exit 1 after naming each bad marker."""
     status = 0
     for name in paths:
         path = Path(name)

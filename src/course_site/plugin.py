@@ -69,7 +69,8 @@ class CourseSite(BasePlugin):
                          files: Files) -> str:
         markdown = editions.on_page_markdown(markdown, page, config, files)
         markdown = try_it.expand(markdown, page.file.src_uri)
-        for part in (fences, outputs, search_index):
+        markdown = fences.warned(*fences.rewrite_fences(markdown, page.file.src_uri))
+        for part in (outputs, search_index):
             markdown = part.on_page_markdown(markdown, page, config, files)
         return markdown
 
