@@ -30,7 +30,6 @@ runs nothing; changing one block runs that block's chain only.
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
 import json
 import os
@@ -39,6 +38,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+from hashlib import sha256
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -64,8 +64,7 @@ _session = SimpleNamespace(cache=None)
 
 
 def on_pre_build(config: MkDocsConfig) -> None:
-    """Under `mkdocs serve`, point the cache at the folder of today's inputs (`cache_folder`
-    deletes the folders of other states); a build has none."""
+    """Under `mkdocs serve`, point the cache at the folder of today's inputs; a build has none."""
     _session.cache = cache_folder(config, CACHE)
 
 
@@ -96,21 +95,13 @@ def execute(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return json.loads(taken.read_text(encoding="utf-8"))
 
 
-def cache_file(blocks: list[dict[str, Any]], chain: list[int]) -> Path | None:
-    """Where a chain's outputs are kept under `mkdocs serve` (None otherwise): named by the
-    chain's text, in the folder of today's src/, data/ and runs/."""
-    if _session.cache is None:
-        return None
-    text = json.dumps([[blocks[i]["code"], blocks[i]["continuation"]] for i in chain])
-    return _session.cache / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
-
-
 def outputs(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What each block prints: from the cache under `mkdocs serve`, else by running it."""
     results: dict[int, dict[str, Any]] = {}
     missing = []
     for chain in chains([block["continuation"] for block in blocks]):
-        kept = cache_file(blocks, chain)
+        text = json.dumps([[blocks[i]["code"], blocks[i]["continuation"]] for i in chain])
+        kept = _session.cache and _session.cache / f"{sha256(text.encode()).hexdigest()}.json"
         if kept is not None and kept.is_file():
             results.update(zip(chain, json.loads(kept.read_text(encoding="utf-8")), strict=True))
         else:
@@ -179,17 +170,15 @@ def with_placeholders(markdown: str, where: str) -> tuple[str, list[str]]:
                        "figures": len(result["figures"])}
                       for (fence, block), result in zip(found, results, strict=True)]
     shown: list[str] = []
-    places: list[tuple[Fence, int]] = []
     for (fence, block), result in zip(found, results, strict=True):
         if result["error"]:
             log.warning(f"{block['name']} raised:\n{result['error'].rstrip()}")
         if result["stderr"]:
             log.warning(f"{block['name']} wrote to stderr:\n{result['stderr'].rstrip()}")
         if shown_html := output_html(result):
-            places.append((fence, len(shown)))
+            below = fence.close + 1 + 3 * len(shown)    # each placeholder above added 3 lines
+            lines[below:below] = ["", f"{fence.indent}{placeholder(len(shown))}", ""]
             shown.append(shown_html)
-    for fence, number in reversed(places):      # from the end: line numbers stay right
-        lines[fence.close + 1:fence.close + 1] = ["", f"{fence.indent}{placeholder(number)}", ""]
     return "\n".join(lines), shown
 
 
