@@ -54,14 +54,12 @@ def leaves(obj: Any, path: str, budget: list[int], depth: int = 0,
     seen = set() if seen is None else seen
     if budget[0] <= 0 or depth > MAX_DEPTH:
         return
-    if isinstance(obj, int | float) and not isinstance(obj, bool):
+    if isinstance(obj, str | int | float) and not isinstance(obj, bool):
         budget[0] -= 1
-        if not isinstance(obj, int) or abs(obj) < 2 ** 63:
+        if isinstance(obj, str):
+            yield path, obj[:MAX_TEXT]
+        elif not isinstance(obj, int) or abs(obj) < 2 ** 63:
             yield path, float(obj)
-        return
-    if isinstance(obj, str):
-        budget[0] -= 1
-        yield path, obj[:MAX_TEXT]
         return
     if isinstance(obj, bytes | types.ModuleType | type) or callable(obj) or id(obj) in seen:
         return
@@ -122,8 +120,7 @@ def open_figures() -> list[dict[str, str]]:
 
 
 def run_chain(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run one chain in this process: the first block in a fresh namespace, each continuation
-    in the namespace the blocks before it left."""
+    """Run one chain in this process, each block in the namespace the blocks before it left."""
     results: list[dict[str, Any]] = []
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
     for block in blocks:
@@ -196,10 +193,8 @@ def run(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for name in imported(blocks):           # time only: imported once, every fork has them
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    results = []
-    for chain in chains([block["continuation"] for block in blocks]):
-        results += in_a_fork([blocks[i] for i in chain])
-    return results
+    return [result for chain in chains([block["continuation"] for block in blocks])
+            for result in in_a_fork([blocks[i] for i in chain])]
 
 
 if __name__ == "__main__":
