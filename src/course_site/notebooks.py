@@ -54,19 +54,6 @@ code they copy: page furniture, kept out of the search index (Material skips an 
 `data-search-exclude`), as is the download box."""
 
 
-def download_box(stem: str) -> str:
-    return (
-        '<div class="admonition tip course-download" data-search-exclude>'
-        '<p class="admonition-title">'
-        "Run this lab yourself</p><p>"
-        f'<a href="{stem}.py" download>{stem}.py</a>, in jupytext\'s percent format. Jupyter '
-        "opens it as a notebook where jupytext is installed (it is in the course's "
-        f"environment); <code>jupytext --to ipynb {stem}.py</code> makes a classic notebook "
-        "for any other Jupyter; and it runs as a script: "
-        f"<code>.venv/bin/python docs/labs/{stem}.py</code>.</p></div>"
-    )
-
-
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     uri = page.file.src_uri
     if not (uri.startswith("labs/") and uri.endswith(".py")):      # not a lab page
@@ -77,7 +64,13 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
                     f"near {html[leftover.start():leftover.start() + 80]!r}")
     html = _NOT_SEARCHED.sub(r"\g<0> data-search-exclude", html)
     stem = Path(uri).stem
-    box = download_box(stem)
+    box = ('<div class="admonition tip course-download" data-search-exclude>'
+           '<p class="admonition-title">Run this lab yourself</p><p>'
+           f'<a href="{stem}.py" download>{stem}.py</a>, in jupytext\'s percent format. Jupyter '
+           "opens it as a notebook where jupytext is installed (it is in the course's "
+           f"environment); <code>jupytext --to ipynb {stem}.py</code> makes a classic notebook "
+           "for any other Jupyter; and it runs as a script: "
+           f"<code>.venv/bin/python docs/labs/{stem}.py</code>.</p></div>")
     if stem == "lab_scorer":     # the scorer lab's page has a Try-it box under its links
         box += box_html("scorer", {"completion": "Final: 0323", "expected": "323"}, number=1)
     if "</h1>" in html:          # after the notebook's title, when it has one
