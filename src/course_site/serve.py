@@ -48,7 +48,7 @@ PAGE_CACHE = Path(".cache") / "generated-pages"
 
 
 _session = SimpleNamespace(serving=False, dirty=False, site_inputs="")
-"""What this mkdocs process was started for (`mkdocs serve`? with --dirty?), and the digest of
+"""What this mkdocs process was started for (`mkdocs serve`? `serve --dirty`?), and the digest of
 SITE_INPUTS at its previous build ("" before the first): the module lives as long as the
 process."""
 
@@ -75,8 +75,8 @@ def without_dirty_warning(record: logging.LogRecord) -> bool:
 
 def on_startup(command: str, dirty: bool) -> None:
     _session.serving = command == "serve"
-    _session.dirty = dirty
-    if _session.serving and dirty:
+    _session.dirty = _session.serving and dirty
+    if _session.dirty:
         logging.getLogger("mkdocs.commands.build").addFilter(without_dirty_warning)
         log.info("serve --dirty: saving a page rebuilds that page; a change to mkdocs.yml, src/, "
                  "data/ or runs/ rebuilds every page")
@@ -98,9 +98,8 @@ def cache_folder(config: MkDocsConfig, cache: Path) -> Path | None:
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """`mkdocs build` executes every lab, always: a lab must run against today's code, and a
-    cache keyed on the notebook's bytes would miss a change to src/. Under `mkdocs serve` the
-    executed labs are cached, keyed by the lab's bytes (mkdocs-jupyter) and by the bytes of
-    LAB_INPUTS (the cache folder's name), so a change to the code re-executes them too."""
+    cache keyed on the notebook's bytes would miss a change to src/. So under `mkdocs serve` the
+    cache folder's name is the digest of LAB_INPUTS: a change to the code re-runs the labs."""
     plugin = config.plugins["mkdocs-jupyter"]
     folder = cache_folder(config, LAB_CACHE)
     plugin.config["cache"] = folder is not None     # whatever mkdocs.yml says
@@ -113,7 +112,7 @@ def on_pre_build(config: MkDocsConfig) -> None:
     """Under `serve --dirty` a page is rebuilt only when its own file changed. After a change
     outside docs/ (the nav, the code, the data, a run) any page may be stale, so that build
     starts from an empty site folder, as a full build does."""
-    if not (_session.serving and _session.dirty):
+    if not _session.dirty:
         return
     inputs = tree_digest(Path(config.config_file_path).parent, SITE_INPUTS)
     if _session.site_inputs and inputs != _session.site_inputs:
@@ -124,11 +123,10 @@ def on_pre_build(config: MkDocsConfig) -> None:
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Under `serve --dirty`, mkdocs rebuilds every page generated from text (the run pages) at
-    each save, as it has no file to compare dates with: about a second, and Material's search
-    index then lists those pages once more at each save. So each such page is read from a copy
-    of its text under PAGE_CACHE, rewritten only when the text changed: an unchanged page keeps
-    an old date, and is not rebuilt."""
-    if not (_session.serving and _session.dirty):
+    each save, having no file date to compare: about a second, and Material's search index then
+    lists them once more. So each is read from a copy of its text under PAGE_CACHE, rewritten
+    only when the text changed: an unchanged page keeps an old date, and is not rebuilt."""
+    if not _session.dirty:
         return files
     root = Path(config.config_file_path).parent
     for file in [f for f in files if f.abs_src_path is None and f.is_documentation_page()]:
@@ -147,5 +145,5 @@ def on_post_build(config: MkDocsConfig) -> None:
     A `--dirty` build renders no lab but a saved one, so under `serve --dirty` that clean-up is
     skipped and the cache keeps every lab for the next session (`on_config` deletes the folders
     of other states of LAB_INPUTS)."""
-    if _session.serving and _session.dirty:
+    if _session.dirty:
         config.plugins["mkdocs-jupyter"].config["cache"] = False
