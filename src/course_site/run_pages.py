@@ -114,9 +114,8 @@ def render_message(text: str) -> str:
 
 
 def render_cell(value: Any, key: str = "") -> str:
-    """A value (of field `key`) in one table cell, never a table: a string by `render_text` (a
-    scorer message as prose); a number, true, false or null as stored; a list or an object as
-    one line of compact JSON (escaped, cut at `TEXT_LIMIT`)."""
+    """A value (of field `key`) in one table cell, never a table: a list or an object as one
+    line of compact JSON (escaped, cut at `TEXT_LIMIT`)."""
     if isinstance(value, str):
         return render_message(value) if key in MESSAGE_KEYS else render_text(value)
     if value is None or isinstance(value, int | float | bool):
@@ -178,17 +177,15 @@ def table(head: Sequence[str], rows: Iterable[Iterable[str]]) -> str:
 
 
 def render_records(records: Sequence[Mapping[str, Any]]) -> str:
-    """A list of objects as one table; the columns are every key, in first-seen order; a cell
-    holds one value (`render_cell`), never another table."""
+    """A list of objects as one table: a column per key, in first-seen order."""
     columns = list(dict.fromkeys(key for record in records for key in record))
     return table(columns, ([render_cell(r[c], c) if c in r else "" for c in columns]
                            for r in records))
 
 
 def render_value(value: Any) -> str:
-    """Any JSON value as HTML whose tables never nest: one table (`as_records`) when it is one;
-    an object as the two-column table of its leaves, then each table inside it under its path;
-    anything else as one value. All text is escaped."""
+    """Any JSON value as escaped HTML whose tables never nest: an object as the table of its
+    leaves, then each table inside it (`as_records`) under its path."""
     if (rows := as_records(value)) is not None:
         return render_records(rows)
     if not isinstance(value, Mapping) or not value:
@@ -208,9 +205,8 @@ def html_block(inner: str, kind: str = "") -> str:
 
 
 def fold(label: str, inner: str) -> str:
-    """Raw material, folded: a closed `<details>` whose summary is `label` (escaped) and whose
-    body scrolls sideways when it is wider than the column. The body stays out of the search
-    index (Material skips `data-search-exclude`): a raw dump would match every term."""
+    """Raw material in a closed `<details>` (summary: `label`, escaped). The body stays out of
+    the search index (Material skips `data-search-exclude`): a raw dump would match every term."""
     return (f'\n<details class="note course-raw"><summary>{esc(label)}</summary>'
             f'<div class="course-run-block" data-search-exclude>{inner}</div></details>\n')
 
@@ -294,11 +290,10 @@ def _text_lines(lines: Sequence[str]) -> list[str]:
 
 def readme_markdown(text: str) -> str:
     """A run's Markdown made inert: outside code fences, `_text_lines`. So that every reader
-    agrees where fences are, each block that `fenced_blocks` (course_site/fences.py, the site's
-    one reader of fences) finds opens with a canonical fence at the margin (the info string
-    reduced by `_fence_info`) after a blank line and closes with that fence, even if left open.
-    Lines are cut at "\\n" and "\\r", as Markdown cuts them. Apply `inert_snippets` to the whole
-    page."""
+    agrees where fences are, each block that `fenced_blocks` finds opens with a canonical fence
+    at the margin (the info string reduced by `_fence_info`) after a blank line and closes with
+    that fence, even if left open. Lines are cut at "\\n" and "\\r", as Markdown cuts them.
+    Apply `inert_snippets` to the whole page."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out: list[str] = []
     start = 0
@@ -457,8 +452,7 @@ def regular_file(path: Path) -> bool:
 
 
 def run_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The files of a run folder the site publishes (regular files of a known kind), and those
-    it leaves out."""
+    """The files of a run folder the site publishes (`regular_file`s in PUBLISHED), the rest."""
     paths = sorted(folder.iterdir())
     published = [p for p in paths if regular_file(p) and p.suffix.lower() in PUBLISHED]
     return published, [p for p in paths if p not in published]
@@ -481,7 +475,7 @@ class Report(NamedTuple):
     sections: list[list[str]]
 
     @classmethod
-    def read(cls, folder: Path, note: str) -> Report:
+    def read(cls, folder: Path, note: str = "") -> Report:
         readme = folder / "README.md"
         text = readme.read_text(encoding="utf-8") if regular_file(readme) else ""
         lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -536,16 +530,12 @@ def run_title(name: str, manifest: Mapping[str, Any], heading: str = "") -> str:
 
 
 def folder_title(folder: Path, manifest: Mapping[str, Any]) -> str:
-    """`run_title` of a run folder, from the title of its README: the navigation's and the
-    runs index's name for it."""
-    note = str(manifest.get("note") or "")
-    return run_title(folder.name, manifest, Report.read(folder, note).title)
+    """`run_title` of a run folder: its name in the navigation and on the runs index."""
+    return run_title(folder.name, manifest, Report.read(folder).title)
 
 
 def run_page(folder: Path) -> str:
-    """The Markdown page for one run folder, as a report reads: what was run and why, the
-    README's results (headline numbers, figures, failures with examples), figures it does not
-    show, provenance, then the raw material folded. Values escaped; README included safely."""
+    """The Markdown page for one run folder, the report the module's docstring describes."""
     manifest = read_json(folder / "manifest.json")
     note = str(manifest.get("note") or "")
     report = Report.read(folder, note)
@@ -583,8 +573,7 @@ def run_page(folder: Path) -> str:
 
 def raw_material(folder: Path, files: Sequence[Path], manifest: Mapping[str, Any],
                  report: Report) -> list[str]:
-    """The raw material, each file folded: the summary, the manifest, CSV tables, logs, JSON
-    Lines examples; then what each file holds and the list to download them."""
+    """The raw material, each file folded; then what each file holds, and the downloads."""
     parts = ["## Raw material", "",
              "Each file of the run folder, as stored (text escaped, nothing normalised), folded: "
              "open what you need. Look at it before trusting a number.", ""]
