@@ -6,9 +6,8 @@ previews, and opened each lab's preview with Jupyter's prompts. This module fixe
 three ways; the pages themselves never change.
 
 1. **Teaching pages first** (`BOOSTS`). Each page gets a search boost by where it sits: the
-   lessons, which teach a term, first; then the maps, the rules, the oral exam and the labs;
-   the exercises and the background pages; the references and the run pages last. A lesson
-   still loses to a run page on a word only the run page contains.
+   lessons, which teach a term, first; the references and the run pages last. A lesson still
+   loses to a run page on a word only the run page contains.
 2. **Maths as text** (`tex_to_text`). pymdownx.arithmatex (generic mode) writes maths into the
    HTML as TeX between `\\(`...`\\)` or `\\[`...`\\]`, for MathJax to typeset; notebook
    markdown cells (mkdocs-jupyter) keep `$`...`$` and `$$`...`$$`. While the pages are rendered,
@@ -166,8 +165,7 @@ CODE = r"(<code>.*?</code>|<pre>.*?</pre>)"
 
 
 def indexed(text: str) -> str:
-    """`text` as Material's search plugin stores text outside <pre>: newlines become spaces,
-    then `<`, `>` and `&` are escaped."""
+    """`text` as Material's search plugin stores text outside <pre>."""
     return escape(text.replace("\n", " "), quote=False)
 
 
@@ -214,8 +212,7 @@ def without_delimiters(text: str, formulas: dict[str, str]) -> str:
         return text
     # code first at each place, and a longer formula before its prefix (`$$x$$` before `$x$`)
     formula = "|".join(map(re.escape, sorted(formulas, key=len, reverse=True)))
-    pattern = re.compile(f"{CODE}|{formula}", re.DOTALL)
-    return pattern.sub(lambda m: m[1] or formulas[m[0]], text)
+    return re.sub(f"{CODE}|{formula}", lambda m: m[1] or formulas[m[0]], text, flags=re.DOTALL)
 
 
 # -- 3. lab previews start with the lab's text -----------------------------------------------

@@ -119,8 +119,7 @@ def import_closure(package: Path, start: str) -> list[str]:
 
 
 def site_files() -> dict[str, Path]:
-    """Each file the boxes need: its path in the repository's copy under assets/try-it/ ->
-    the repository's file."""
+    """Each file the boxes need: its path in the copy under assets/try-it/ -> the file."""
     package = Path(course.__file__).parent
     files = {f"src/course/{name}": package / name
              for name in import_closure(package, TRY_IT_MODULE)}
@@ -248,8 +247,7 @@ def _boxes(lines: list[str]) -> list[Fence]:
 
 
 def problems(markdown: str, where: str) -> list[str]:
-    """Every wrong box of the page `markdown` (named `where`), one line each, as the build would
-    fail on it: what `scripts/test_page.sh` reports, without a build."""
+    """Every wrong box of the page `markdown` (named `where`), as the build would name it."""
     lines = markdown.split("\n")
     found = []
     for fence in _boxes(lines):
