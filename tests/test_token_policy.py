@@ -44,6 +44,8 @@ from course.token_policy import (
     Vocabulary,
     all_sequences,
     by_previous_piece,
+    by_problem_and_run,
+    by_problem_previous_and_run,
     entropy_of,
     exact_distribution,
     fit_reference,
@@ -522,3 +524,20 @@ def test_a_learner_with_shared_rows_stops_at_a_projection_of_the_optimum():
     assert tv.max() > 0.05
     assert j_of(ref, ref, beta).sum() < j_of(learned, ref, beta).sum() < j_of(target, ref,
                                                                                beta).sum() - 0.01
+
+
+def test_a_long_run_of_digits_stays_in_its_own_problems_rows():
+    """The digit run is clamped at RUN_MAX: however many digits a completion writes in a row,
+    each choice reads a row of its own problem. (Clamped at RUN_MAX + 1, the ninth digit of
+    problem 0 would read problem 1's first row: a mutation no other test caught.)"""
+    vocab = Vocabulary()
+    digit = vocab.pieces.index("7")
+    rows_per_problem = (vocab.size + 1) * (RUN_MAX + 1)
+    previous_and_run = by_problem_previous_and_run(vocab.size)
+    state = State.start(np.array([0, 1]))
+    for _ in range(RUN_MAX + 4):
+        state = state.after(np.array([digit, digit]), vocab)
+        assert state.run.tolist() == [min(state.t, RUN_MAX)] * 2
+        assert by_problem_and_run(state).tolist() == [state.run[0], RUN_MAX + 1 + state.run[1]]
+        rows = previous_and_run(state)
+        assert (rows // rows_per_problem).tolist() == [0, 1]
