@@ -36,24 +36,26 @@ def test_distribution_shift_reads_run_010_snapshot_and_trained_policy():
     summary = read_json(RUNS_DIR / "run_010", "summary.json")
     data = distribution_shift_data()
     assert data["groups"] == ("correct", "wrong answer", "not an integer", "other failures")
-    # π_0 is the frozen snapshot and π_t the trained policy's fresh samples, not the reverse.
-    assert data["pi_0"][0] == summary["stale"]["codes"]["correct"] == 0.5667
+    # The snapshot is the stand-in's frozen file, π_t the trained policy's fresh samples.
+    assert data["snapshot"][0] == summary["stale"]["codes"]["correct"] == 0.5667
     assert data["pi_t"][0] == summary["fresh_trained"]["codes"]["correct"]
     assert data["pi_t"][2] == summary["fresh_trained"]["codes"]["not_an_integer"]
-    assert data["pi_0"].sum() == pytest.approx(1.0) and data["pi_t"].sum() == pytest.approx(1.0)
+    assert data["snapshot"].sum() == pytest.approx(1.0) and data["pi_t"].sum() == pytest.approx(1.0)
     assert data["frozen"].tolist() == [34, 9, 3, 14]            # the 60 snapshot completions
     assert abs(data["later"].sum() - LATER_SAMPLES) <= 2
     # The trained policy lives among unreadable answers, where the snapshot has 3 examples.
-    assert int(np.argmax(data["pi_t"] - data["pi_0"])) == 2
+    assert int(np.argmax(data["pi_t"] - data["snapshot"])) == 2
 
 
 def test_distribution_shift_draws_its_data():
     data = distribution_shift_data()
     drawn = "\n".join(texts(distribution_shift_figure(data)))
     for g, group in enumerate(data["groups"]):
-        assert (f"{group}\n$\\pi_0$ = {data['pi_0'][g]:.2f}, $\\pi_t$ = {data['pi_t'][g]:.2f}\n"
+        assert (f"{group}\nsnapshot = {data['snapshot'][g]:.2f}, "
+                f"$\\pi_t$ = {data['pi_t'][g]:.2f}\n"
                 f"frozen examples: {data['frozen'][g]}") in drawn
     assert "run_010" in drawn
+    assert "\\pi_0" not in drawn          # the stand-in is no policy at step 0 (issue 31)
 
 
 def test_gradient_connection_uses_the_scorer_the_tokenizer_and_run_001():

@@ -6,8 +6,8 @@ PNG bytes (`course.reports.png.figure_png`, reproducible); the site renders them
 into `assets/figures/` (see `src/course_site/figures.py`), so a figure cannot drift from the code
 or the run it illustrates.
 
-- `distribution_shift`: the frozen snapshot (written by π_0) and the fresh samples of the token
-  policy trained on a proxy (π_t), as shares of failure codes read from
+- `distribution_shift`: the frozen snapshot (written by the scripted stand-in) and the fresh
+  samples of the token policy trained on a proxy (π_t), as shares of failure codes read from
   `runs/run_010/summary.json`: π_t puts its mass where the snapshot has almost no examples,
   a blind spot.
 - `gradient_connection`: the token chain of `Final: 323`, one scalar advantage A from
@@ -49,11 +49,11 @@ GROUPS = {"correct": ("correct",), "wrong answer": ("wrong_answer",),
 
 
 def distribution_shift_data(run: Path = RUNS_DIR / "run_010") -> dict[str, Any]:
-    """What the frozen snapshot holds (π_0's completions, scored) and what the trained token
-    policy writes (π_t's fresh samples, scored), as shares per cluster of failure codes, read
-    from the run's `summary.json` (run_010: trained on the `answer_anywhere` proxy).
+    """What the frozen snapshot holds (the stand-in's completions, scored) and what the trained
+    token policy writes (π_t's fresh samples, scored), as shares per cluster of failure codes,
+    read from the run's `summary.json` (run_010: trained on the `answer_anywhere` proxy).
 
-    Returns `{groups, pi_0, pi_t, frozen, later}`: shares (S,) and the number of dots drawn
+    Returns `{groups, snapshot, pi_t, frozen, later}`: shares (S,) and the number of dots drawn
     for each, `FROZEN_SET_SIZE` for the snapshot and `LATER_SAMPLES` for π_t.
     """
     summary = read_json(run, "summary.json")
@@ -63,17 +63,20 @@ def distribution_shift_data(run: Path = RUNS_DIR / "run_010") -> dict[str, Any]:
         grouped = [sum(codes.get(c, 0.0) for c in GROUPS[name]) for name in GROUPS]
         return np.array([*grouped, max(0.0, 1.0 - sum(grouped))])
 
-    pi_0, pi_t = shares(summary["stale"]["codes"]), shares(summary["fresh_trained"]["codes"])
-    return {"groups": names, "pi_0": pi_0, "pi_t": pi_t, "steps": summary["steps"],
-            "frozen": np.rint(pi_0 * FROZEN_SET_SIZE).astype(int),
+    snapshot = shares(summary["stale"]["codes"])
+    pi_t = shares(summary["fresh_trained"]["codes"])
+    return {"groups": names, "snapshot": snapshot, "pi_t": pi_t, "steps": summary["steps"],
+            "frozen": np.rint(snapshot * FROZEN_SET_SIZE).astype(int),
             "later": np.rint(pi_t * LATER_SAMPLES).astype(int)}
 
 
 @styled
 def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
-    """Frozen data from π_0 versus completions of π_t: one cluster per group of failure codes,
-    one dot per completion; the blind spot is where π_t's share most exceeds π_0's."""
-    pi_0, pi_t, frozen, later = data["pi_0"], data["pi_t"], data["frozen"], data["later"]
+    """The frozen snapshot (written by the scripted stand-in, not by a policy at step 0, so not
+    called π_0) versus completions of π_t: one cluster per group of failure codes, one dot per
+    completion; the blind spot is where π_t's share most exceeds the snapshot's."""
+    snapshot, pi_t, frozen, later = (data["snapshot"], data["pi_t"], data["frozen"],
+                                     data["later"])
     rng = np.random.default_rng(seed)
     fig = new_figure(5.6)
     ax = fig.add_subplot()
@@ -85,27 +88,27 @@ def distribution_shift_figure(data: dict[str, Any], seed: int = 0) -> Any:
                    label=rf"$\pi_t$: fresh samples after {data['steps']} steps"
                    if g == 0 else None)
         ax.scatter(old[:, 0], old[:, 1], s=26, color="tab:blue", edgecolor="white", lw=0.5,
-                   label=r"the frozen snapshot, by $\pi_0$ (scripted stand-in)"
+                   label="the frozen snapshot, written by the scripted stand-in"
                    if g == 0 else None)
-        ax.annotate(shift_label(group, pi_0[g], pi_t[g], frozen[g]), (cx, cy - 1.5),
+        ax.annotate(shift_label(group, snapshot[g], pi_t[g], frozen[g]), (cx, cy - 1.5),
                     ha="center", va="center", fontsize=SMALL_PT,
                     bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
-    blind = data["groups"][int(np.argmax(pi_t - pi_0))]
+    blind = data["groups"][int(np.argmax(pi_t - snapshot))]
     centre = CLUSTER_CENTRES[blind]
     ax.add_patch(_ellipse(centre, "tab:red"))
     ax.annotate("blind spot:\nwhere $\\pi_t$ lives,\nthe frozen set\nbarely looks",
                 (centre[0] - 1.9, centre[1]), ha="center", va="center", color="tab:red")
     ax.set(xlim=(-3.5, 3.5), ylim=(-3.2, 3.0), xticks=[], yticks=[],
-           title="Frozen rollouts lie about the future:\n"
-                 r"$\pi_0$ (stand-in) versus $\pi_t$ (trained token policy, run_010)")
+           title="Frozen rollouts lie about the future: the snapshot\n"
+                 r"(scripted stand-in) versus $\pi_t$ (trained token policy, run_010)")
     ax.grid(False)
     fig.legend(loc="outside lower center", ncol=2)
     return fig
 
 
-def shift_label(group: str, pi_0: float, pi_t: float, frozen: int) -> str:
+def shift_label(group: str, snapshot: float, pi_t: float, frozen: int) -> str:
     """The text under one cluster of the distribution-shift sketch."""
-    return (f"{group}\n$\\pi_0$ = {pi_0:.2f}, $\\pi_t$ = {pi_t:.2f}\n"
+    return (f"{group}\nsnapshot = {snapshot:.2f}, $\\pi_t$ = {pi_t:.2f}\n"
             f"frozen examples: {frozen}")
 
 
