@@ -939,43 +939,14 @@ def pyodide_requests(page) -> int:
                          ".filter(e => e.name.includes('/vendor/pyodide/')).length")
 
 
-FOLLOW_LINK = """url => {
-  document.querySelector('article').dataset.left = 'yes';
-  const link = Object.assign(document.createElement('a'), {href: url});
-  document.body.append(link);
-  link.click();
-  link.remove();
-}"""
-
-ARRIVED = """url => location.href === url && document.querySelector('article:not([data-left])')
-  && [...document.querySelectorAll('.try-it .try-it-live')].every(live => !live.hidden)"""
-
-
-def follow_link(page, url: str) -> None:
-    """Go to `url` as a reader following a link does: Material's instant navigation swaps the
-    page in without a reload, so Python, once a box has loaded it, stays loaded (try-it.js).
-    Returns once the new page's boxes are set up."""
-    page.evaluate("window.__same_document = true")
-    page.evaluate(FOLLOW_LINK, url)
-    page.wait_for_function(ARRIVED, arg=url)
-    assert page.evaluate("window.__same_document === true"), f"{url} was loaded anew"
-
-
-def runtime_requests(page) -> int:
-    """How many requests for Python's WebAssembly the open document made (a first load makes
-    two: try-it.js asks for its size, then Pyodide fetches it)."""
-    return page.evaluate("performance.getEntriesByType('resource')"
-                         ".filter(e => e.name.endsWith('/pyodide.asm.wasm')).length")
-
-
 def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, built_site: Build):
     """M4 has both kinds of scorer box. Python loads only on the first press, from the site
     itself; the verdict is `course score`'s explanation of `score()`; every near miss and every
     golden case gets, in the page, the reward and code `score()` gives here; an Edit button
     (pressed with the keyboard) puts its near miss in the box; axe still finds nothing. Then
-    every other page a teacher placed a scorer or golden box on, reached by following a link
-    (the exercise boxes: the next test): each scorer box shows `course score`'s explanation of
-    its own completion, each golden box passes every case, and Python is not loaded again."""
+    every other page a teacher placed a scorer or golden box on (the exercise boxes: the next
+    test): each scorer box shows `course score`'s explanation of its own completion, each
+    golden box passes every case."""
     from course.data import load_golden
     from course.explain import explain
     from course.paths import DATA_DIR
@@ -988,7 +959,6 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     assert box.locator("textarea").input_value() == "Final: 0323"
     press(page, box, "score")
     assert pyodide_requests(page) >= 4                       # ... until the first press
-    loaded = runtime_requests(page)
     assert box.locator(".try-it-version").inner_text() == f"scorer {SCORER_VERSION}"
     verdict = score({"expected_answer": 323}, "Final: 0323")
     assert box.locator(".try-it-verdict").inner_text() == "\n".join(explain(verdict,
@@ -1031,7 +1001,7 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     for path in pages:
         if path == "lessons/m4-reward-as-spec/":
             continue
-        follow_link(page, site_url + path)
+        open_page(page, site_url + path)
         for box in page.locator(".try-it[data-kind=scorer]").all():
             completion = box.locator("textarea").input_value()
             expected = box.locator("input").input_value()
@@ -1046,7 +1016,6 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
             assert rows and all(row[-1] == "pass" for row in rows), (path, status)
             pressed += 1
     assert pressed >= 4, pressed
-    assert runtime_requests(page) == loaded                  # Python was not loaded again
     assert watch.problems == []
 
 
@@ -1054,32 +1023,26 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
                     reason="needs the reference solutions, in teacher/: not in the students' copy")
 def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, site_url,
                                                                            tmp_path):
-    """Each exercise box, reached by following a link from the last (Python loads once): the
-    stub is `not started`, the reference solution gets the report `course check` prints for it
-    (its first line names the file); then each page is loaded anew, and the text written in
-    its box is still there."""
+    """Each exercise box: the stub is `not started`, the reference solution gets the report
+    `course check` prints for it (its first line names the file), and the text written in the
+    box is still there after a reload."""
     from course.exercises import EXERCISES, STDLIB_CHECKERS, format_report, run_check
 
     page, watch = tab
-    open_page(page, site_url + "exercises/")
-    solutions, loaded = {}, 0
     for name, checker in STDLIB_CHECKERS.items():
-        follow_link(page, site_url + f"exercises/{name}/")
+        open_page(page, site_url + f"exercises/{name}/")
         box = page.locator(".try-it[data-kind=exercise]")
         assert press(page, box, "check").startswith("Checked: not started")
-        loaded = loaded or runtime_requests(page)
-        solutions[name] = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
-        box.locator("textarea").fill(solutions[name])
+        solution = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
+        box.locator("textarea").fill(solution)
         press(page, box, "check")
-        (tmp_path / EXERCISES[name].file).write_text(solutions[name])
+        (tmp_path / EXERCISES[name].file).write_text(solution)
         report = format_report(run_check(EXERCISES[name], tmp_path / EXERCISES[name].file,
                                          checker))
         shown = box.locator(".try-it-verdict").inner_text()
         assert shown.split("\n")[1:] == report.split("\n")[1:], shown
         assert "status: passing" in shown and axe_problems(page) == []
-    assert runtime_requests(page) == loaded > 0              # Python was loaded once
-    for name, solution in solutions.items():
-        open_page(page, site_url + f"exercises/{name}/")
+        page.reload(wait_until="networkidle")
         assert page.locator(".try-it textarea").input_value() == solution
     assert watch.problems == []
 
