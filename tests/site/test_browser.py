@@ -15,6 +15,7 @@ in which case they fail: CI must never pass by not looking.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -154,11 +155,25 @@ MATH_DONE = """() => {
 }"""
 
 
+@functools.cache
+def page_html(site: Path, path: str) -> str:
+    """The built HTML of a page, read once per test process (the passes ask for it often)."""
+    return page_file(site, path).read_text(encoding="utf-8")
+
+
+def diagrams_in(site: Path, path: str) -> int:
+    return page_html(site, path).count('<pre class="mermaid">')
+
+
+def figures_in(site: Path, path: str) -> int:
+    return page_html(site, path).count('id="__figure-caption_')
+
+
 def check_page(page, site: Path, path: str) -> list[str]:
     """Diagrams and math on the page that is open, against what its HTML file contains."""
-    html = page_file(site, path).read_text(encoding="utf-8")
+    html = page_html(site, path)
     problems = []
-    diagrams = html.count('<pre class="mermaid">')
+    diagrams = diagrams_in(site, path)
     if diagrams:
         page.wait_for_function(f"() => document.querySelectorAll('div.mermaid').length >= "
                                f"{diagrams}")
@@ -633,14 +648,6 @@ def for_a_pass(tabs: Tabs, site: Path) -> Tabs:
     return tabs
 
 
-def diagrams_in(site: Path, path: str) -> int:
-    return page_file(site, path).read_text(encoding="utf-8").count('<pre class="mermaid">')
-
-
-def figures_in(site: Path, path: str) -> int:
-    return page_file(site, path).read_text(encoding="utf-8").count('id="__figure-caption_')
-
-
 def wait_for_diagrams(page, count: int) -> None:
     """Wait until `count` diagrams of the open page are drawn into their (opened) shadow roots,
     and the page has settled around them."""
@@ -994,7 +1001,7 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
 
     pages = [path for path in site_pages(built_site.site)
              if re.search(r'class="try-it" data-kind="(scorer|golden)"',
-                          page_file(built_site.site, path).read_text("utf-8"))]
+                          page_html(built_site.site, path))]
     assert {"lessons/m4-reward-as-spec/", "lessons/m5-red-team/", "labs/",
             "labs/lab_scorer/"} <= set(pages), pages
     pressed = 0
