@@ -118,10 +118,13 @@ def open_page(page, url: str) -> None:
 
 
 def search(page, query: str) -> None:
-    """Type into Material's search box like a reader (it reacts to key events, not `fill`)."""
+    """Put `query` in Material's search box and press a key, which is when Material searches
+    (it reacts to key events, not to `fill`). Typed letter by letter, each prefix was a query
+    of its own, and on a loaded machine a prefix's results could look settled."""
     box = page.locator(".md-search__input")
     box.click()
-    box.press_sequentially(query, delay=20)
+    box.fill(query)
+    box.press("End")
 
 
 def rendered_mermaid_diagrams(page) -> int:
