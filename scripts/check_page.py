@@ -15,6 +15,11 @@
   on a Markdown target: a heading's, as Python-Markdown's toc extension makes it (its
   `slugify`, duplicates numbered by its `unique`), a `{#x}` attribute or an HTML `id="x"`
   (not on an API page, whose ids mkdocstrings makes from the code);
+- its code lines fit the column: at most `CODE_COLUMNS` characters from the block's own
+  indentation (PEP 8's 79, and what a 1280-px window shows of a code block without scrolling),
+  the lines a snippet line (`--8<-- "file"`) brings in included, a diagram's source not (it
+  is drawn, not shown); the browser tests measure
+  the built pages themselves (tests/site/test_browser.py);
 - for a lesson page (docs/lessons/), one sitting (`over_a_sitting`): `minutes`, the estimate
   tests/site/test_sitting.py holds every lesson to, is at most `SITTING_MINUTES`.
 
@@ -58,6 +63,7 @@ CONFIG = REPO / "mkdocs.yml"
 SITTING_MINUTES = 45
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 8
+CODE_COLUMNS = 79
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
@@ -68,6 +74,7 @@ _ATTR_ID = re.compile(r"\{:?[^}\n]*?#(?P<id>[\w-]+)[^}\n]*\}")
 _HTML_ID = re.compile(r"""\bid=["'](?P<id>[^"']+)["']""")
 _PICTURE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")   # a picture: `![alt](src)`
 _AUTODOC = re.compile(r"^::: ", re.M)   # mkdocstrings: the ids come from the code
+_SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<file>[^":]+)(?::(?P<start>\d+):(?P<end>\d+))?"\s*$')
 _UNDERSCORES = re.compile(r"(?<!\w)_+|_+(?!\w)")   # emphasis; `snake_case` keeps its own
 
 
@@ -88,6 +95,36 @@ def over_a_sitting(markdown: str, where: str) -> str | None:
         return None
     return (f"{where}:1: about {estimate:.0f} minutes of reading and running, more than one "
             f"sitting ({SITTING_MINUTES}): cut it, or split the milestone into parts (sitting)")
+
+
+def snippet_lines(line: str, repo: Path) -> list[str] | None:
+    """The lines a snippet line (`--8<-- "file"` or `--8<-- "file:start:end"`, a path from the
+    repository root) brings into a block, or None if `line` is not one."""
+    match = _SNIPPET.match(line)
+    if not match or not (repo / match["file"]).is_file():
+        return None
+    lines = (repo / match["file"]).read_text(encoding="utf-8").split("\n")
+    if match["start"]:
+        return lines[int(match["start"]) - 1:int(match["end"])]
+    return lines
+
+
+def wide_code(markdown: str, where: str, repo: Path = REPO) -> Iterator[str]:
+    """Each code line of `markdown` (the page `where`) longer than `CODE_COLUMNS` characters
+    from its block's indentation: on the site that block would scroll sideways at 1280 px."""
+    lines = markdown.split("\n")
+    for fence in fenced_blocks(lines):
+        if fence.words()[:1] == ["mermaid"]:     # drawn as a diagram, never shown as code
+            continue
+        for number in range(fence.open + 1, fence.close):
+            line = lines[number].removeprefix(fence.indent)
+            included = snippet_lines(line, repo)
+            for text, origin in ([(line, "")] if included is None else
+                                 [(text, f" (from {line.strip()})") for text in included]):
+                if len(text) > CODE_COLUMNS:
+                    yield (f"{where}:{number + 1}: a code line of {len(text)} characters"
+                           f"{origin}, more than the column's {CODE_COLUMNS}: break it "
+                           f"(code width) {text.strip()[:40]!r}")
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -211,6 +248,7 @@ def problems(page: Path, docs: Path = DOCS, config: Path = CONFIG) -> list[str]:
     markdown = page.read_text(encoding="utf-8")
     found += try_it.problems(markdown, where)
     found += link_problems(markdown, source, docs, where)
+    found += wide_code(markdown, where, docs.parent)
     if source.startswith("lessons/") and (long := over_a_sitting(markdown, where)):
         found.append(long)
     return found

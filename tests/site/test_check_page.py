@@ -102,6 +102,20 @@ def test_a_lesson_longer_than_a_sitting(docs: Path):
         "(45): cut it, or split the milestone into parts (sitting)"]
 
 
+def test_a_code_line_wider_than_the_column(docs: Path):
+    """Measured from the block's own indentation, snippets' lines included; a diagram's source
+    is drawn, not shown, so its lines may be long."""
+    (docs.parent / "long.py").write_text("x = 1\n" + "y" * 80 + "\n", encoding="utf-8")
+    text = ("# M1\n\n```python\n" + "a" * 79 + "\n```\n\n!!! note\n\n    ```bash\n    "
+            + "b" * 80 + "\n    ```\n\n```mermaid\n" + "c" * 120 + "\n```\n\n"
+            '```python\n--8<-- "long.py"\n```\n')
+    assert check(docs, "lessons/m1.md", text) == [
+        "docs/lessons/m1.md:10: a code line of 80 characters, more than the column's 79: "
+        "break it (code width) 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'",
+        'docs/lessons/m1.md:18: a code line of 80 characters (from --8<-- "long.py"), more than '
+        "the column's 79: break it (code width) 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy'"]
+
+
 def test_every_page_of_the_site_passes():
     pages = sorted([*(REPO / "docs").rglob("*.md"), *(REPO / "docs" / "labs").glob("lab_*.py")])
     assert [problem for page in pages for problem in problems(page)] == []
