@@ -174,6 +174,8 @@ def test_the_saved_comparisons_key_numbers(name, passes, interval, flips, verdic
     assert text.splitlines() == comparison.report_lines(
         locked_room.compare_runs(RUNS_DIR / report["run_a"].removeprefix("runs/"),
                                 RUNS_DIR / report["run_b"].removeprefix("runs/")))
+    # the rules page shows comparison.txt whole: no line wider than a code block's 79 columns
+    assert max(map(len, text.splitlines())) <= 79, quoted(name, "comparison.txt")
 
 
 def test_holdout_interval_contains_zero_and_excludes_the_dev_gain():
