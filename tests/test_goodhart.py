@@ -1,10 +1,17 @@
-"""The Goodhart toy: the claims the Milestone 5 lesson makes about run_008, checked."""
+"""The Goodhart toy: the claims the Milestone 5 lesson makes about run_008, checked; and the
+peak its closed-form toy (section 1) names."""
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from course.data import load_problems
 from course.goodhart import STYLES, GoodhartConfig, render, simulate, style_rates
+from course.kl import kl_regularized_optimum
 from course.paths import DATA_DIR
 from course.reports.goodhart import summarise
 from course.rubrics import answer_anywhere
@@ -62,3 +69,61 @@ def test_the_strict_scorer_is_measured_never_optimised():
                               "324")["reward"] == 0.0
     with pytest.raises(ValueError, match="weak rubric"):
         simulate(GoodhartConfig(proxy="strict"))
+
+
+# -- Milestone 5, section 1: the closed-form toy ------------------------------------------------
+
+LESSON = Path(__file__).resolve().parents[1] / "docs" / "lessons" / "m5-red-team.md"
+
+
+def golden_section_max(f: Callable[[float], float], lo: float, hi: float,
+                       tol: float = 1e-9) -> float:
+    """The x in [lo, hi] where a unimodal f is largest, by golden-section search."""
+    shrink = (np.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    c, d = b - shrink * (b - a), a + shrink * (b - a)
+    while b - a > tol:
+        if f(c) > f(d):
+            b, d = d, c
+            c = b - shrink * (b - a)
+        else:
+            a, c = c, d
+            d = a + shrink * (b - a)
+    return (a + b) / 2
+
+
+def named_peak(page: str) -> tuple[str, str]:
+    """The true goal's peak and its beta, as the answer to "harder optimisation" writes them."""
+    answer = page[page.index('??? success "Answer: harder optimisation"'):]
+    answer = " ".join(answer[:answer.index("\n\n")].split())
+    found = re.search(r"peaks? (?:of|at) (\d\.\d+),? at \$\\beta\$? ?[=≈] ?(\d\.\d+)", answer)
+    assert found, "the answer no longer names the true goal's peak as this test reads it"
+    value, beta = found.groups()
+    return value, beta
+
+
+def test_the_peak_the_lesson_names_is_the_maximum_over_every_beta():
+    """The lesson's block prints six betas; the true goal's peak lies between two of them. The
+    page once named the best row (0.748 at beta 0.1) as the peak; the maximum over all beta is
+    0.756 near beta 0.131. Here the maximum is found by golden-section search on log beta,
+    with the toy's numbers read from the page, and checked against a dense grid."""
+    page = LESSON.read_text(encoding="utf-8")
+    toy = {name: np.array(json.loads(values)) for name, values in re.findall(
+        r"^(pi_ref|proxy|true) = np\.array\((\[[^\]]*\])\)", page, re.MULTILINE)}
+    assert toy.keys() == {"pi_ref", "proxy", "true"}
+
+    def goal(log_beta: float) -> float:
+        pi = kl_regularized_optimum(toy["pi_ref"], toy["proxy"], float(np.exp(log_beta)))
+        return float(pi @ toy["true"])
+
+    lo, hi = np.log(0.01), np.log(100)
+    log_best = golden_section_max(goal, lo, hi)
+    best = goal(log_best)
+    # golden section finds a local maximum; a dense grid shows there is no higher one
+    assert best >= max(goal(x) for x in np.linspace(lo, hi, 20_001)) - 1e-12
+
+    value, beta = named_peak(page)
+    # each within half a unit of its last written digit
+    assert abs(best - float(value)) <= 0.5 * 10.0 ** -len(value.split(".")[1]), (value, best)
+    assert abs(np.exp(log_best) - float(beta)) <= 0.5 * 10.0 ** -len(beta.split(".")[1]), (
+        beta, np.exp(log_best))
