@@ -7,6 +7,7 @@ import pytest
 from course.paths import RUNS_DIR
 from course.reports.figures import (
     FIGURES,
+    GAP,
     LATER_SAMPLES,
     RUNNING_EXAMPLE,
     distribution_shift_data,
@@ -58,17 +59,30 @@ def test_distribution_shift_draws_its_data():
     assert "\\pi_0" not in drawn          # the stand-in is no policy at step 0 (issue 31)
 
 
-def test_gradient_connection_uses_the_scorer_the_tokenizer_and_run_001():
+def test_gradient_connection_uses_the_scorer_and_run_001():
     data = gradient_connection_data()
-    assert "".join(data["pieces"]) == "Final: 323" and len(data["pieces"]) == 4
     assert data["reward"] == score(RUNNING_EXAMPLE, "Final: 323")["reward"] == 1.0
     assert data["baseline"] == read_json(RUNS_DIR / "run_001", "summary.json")["mean_reward"]
     assert data["advantage"] == pytest.approx(1.0 - data["baseline"])
     drawn = texts(gradient_connection_figure(data))
     each_token = f"${data['advantage']:+.2f}$\n$\\cdot\\,\\nabla \\log \\pi$"
-    assert sum(t == each_token for t in drawn) == len(data["pieces"])
+    named = [token for token in data["tokens"] if token != GAP]
+    assert sum(t == each_token for t in drawn) == len(named) == 3
+    assert all(token in drawn for token in data["tokens"])
     assert (f"$A = r - b$\n$= {data['reward']:.0f} - {data['baseline']:.2f}$\n"
             f"$= {data['advantage']:+.2f}$") in drawn
+
+
+def test_gradient_connection_gives_away_no_token_of_the_answer():
+    """Issue 31, error 3: M1's figure drew the cl100k_base pieces of `Final: 323`, the answer
+    to M3's prediction of how many tokens that line takes. The tokens are named y_1 ... y_T;
+    no drawn text holds the line's word or its digits, the pieces a reader could count."""
+    from course.tokens import tokenize
+
+    words = [piece for _id, piece in tokenize("Final: 323") if piece.strip(": ")]
+    assert words == ["Final", "323"]
+    drawn = texts(gradient_connection_figure(gradient_connection_data()))
+    assert not [text for text in drawn if any(word in text for word in words)], drawn
 
 
 def test_token_text_interface_shows_the_real_ids_and_the_scorer_verdict():

@@ -10,9 +10,10 @@ or the run it illustrates.
   samples of the token policy trained on a proxy (π_t), as shares of failure codes read from
   `runs/run_010/summary.json`: π_t puts its mass where the snapshot has almost no examples,
   a blind spot.
-- `gradient_connection`: the token chain of `Final: 323`, one scalar advantage A from
-  `score()` and run_001's mean reward, and the same A multiplying every token's
-  log-probability gradient.
+- `gradient_connection`: the token chain y_1 ... y_T of a correct completion of the running
+  example, one scalar advantage A from `score()` and run_001's mean reward, and the same A
+  multiplying every token's log-probability gradient. The tokens are named, not cut by a
+  tokenizer: how many tokens `Final: 323` takes is Milestone 3's question to predict.
 - `token_text_interface`: token ids -> detokenize -> text -> parse -> checks -> reward, with
   the values our scorer and cl100k_base give for `Final: 323`; gradients live above the line,
   the verifier below it.
@@ -118,20 +119,27 @@ def _ellipse(centre: tuple[float, float], color: str) -> Any:
     return Ellipse(centre, 2.2, 1.8, fill=False, ls="--", lw=1.5, color=color)
 
 
-def gradient_connection_data(run: Path = RUNS_DIR / "run_001") -> dict[str, Any]:
-    """The pieces of `Final: 323` under cl100k_base, the strict scorer's reward for it, the
-    baseline b = the run's mean reward (run_001: the frozen rollouts), and A = r - b."""
-    from course.tokens import tokenize
+TOKENS = ("$y_1$", "$y_2$", r"$\cdots$", "$y_T$")
+"""The completion's tokens as the figure names them (mathtext), the gap `$\\cdots$` standing
+for the tokens between y_2 and y_T. Milestone 1 draws this figure, and Milestone 3 asks its
+reader to predict how many tokens `Final: 323` takes and whether ` 323` is one: a figure
+drawn with a real tokenizer's pieces gave that answer away two milestones early (issue 31)."""
+GAP = r"$\cdots$"
 
-    pieces = [piece for _id, piece in tokenize("Final: 323")]
-    reward = score(RUNNING_EXAMPLE, "Final: 323")["reward"]
+
+def gradient_connection_data(run: Path = RUNS_DIR / "run_001") -> dict[str, Any]:
+    """A correct completion of the running example (`dev-001`), its tokens named y_1 ... y_T
+    (`TOKENS`), the strict scorer's reward for it, the baseline b = the run's mean reward
+    (run_001: the frozen rollouts), and A = r - b."""
+    answer = f"Final: {RUNNING_EXAMPLE['expected_answer']}"
+    reward = score(RUNNING_EXAMPLE, answer)["reward"]
     baseline = read_json(run, "summary.json")["mean_reward"]
-    return {"pieces": pieces, "reward": reward, "baseline": baseline,
+    return {"tokens": list(TOKENS), "reward": reward, "baseline": baseline,
             "advantage": reward - baseline}
 
 
 CHAIN_X = (0.5, 1.95, 3.25, 4.55, 5.85, 7.3)
-"""Where the prompt, each token of `Final: 323` and `score()` sit (axis units, 0 to 10)."""
+"""Where the prompt, each token and `score()` sit (axis units, 0 to 10)."""
 
 
 def gradient_label(advantage: float) -> str:
@@ -146,19 +154,20 @@ def advantage_label(reward: float, baseline: float, advantage: float) -> str:
 
 @styled
 def gradient_connection_figure(data: dict[str, Any]) -> Any:
-    """One advantage, every token: Δ log π(y_t) ∝ A · ∇ log π(y_t | prefix) for each t."""
-    pieces, reward, baseline = data["pieces"], data["reward"], data["baseline"]
+    """One advantage, every token: Δ log π(y_t) ∝ A · ∇ log π(y_t | prefix) for each t; under
+    the gap between y_2 and y_T, the same gap."""
+    tokens, reward, baseline = data["tokens"], data["reward"], data["baseline"]
     advantage = data["advantage"]
     fig = new_figure(3.4)
     ax = fig.add_subplot()
     ax.set(xlim=(-0.1, 10), ylim=(-0.3, 3.7), xticks=[], yticks=[])
     ax.axis("off")
-    chain = ["prompt", *[repr(p)[1:-1].replace(" ", "·") for p in pieces], "score()"]
+    chain = ["prompt", *tokens, "score($y$)"]
     xs = CHAIN_X if len(chain) == len(CHAIN_X) else \
         tuple(np.linspace(CHAIN_X[0], CHAIN_X[-1], len(chain)))
     boxes = []
     for i, (x, label) in enumerate(zip(xs, chain, strict=True)):
-        boxes.append(ax.text(x, 3.2, plain(label), ha="center", va="center",
+        boxes.append(ax.text(x, 3.2, label, ha="center", va="center",
                              bbox={"boxstyle": "round", "fc": "#e8eefc"
                                    if 0 < i < len(chain) - 1 else "#f3f3f3", "ec": "#555"}))
         if i:
@@ -176,10 +185,10 @@ def gradient_connection_figure(data: dict[str, Any]) -> Any:
     ax.annotate("", (a_x, 1.35), (a_x, 2.7),
                 arrowprops={"arrowstyle": "->", "color": "tab:orange", "lw": 2})
     ax.plot([xs[1], a_x], [1.35, 1.35], color="tab:orange", lw=1.8)
-    for x in xs[1:-1]:
+    for x, token in zip(xs[1:-1], tokens, strict=True):
         ax.annotate("", (x, 2.85), (x, 1.45), arrowprops={"arrowstyle": "->", "color": "#888"})
-        ax.text(x, 0.95, gradient_label(advantage), ha="center", va="center",
-                color="tab:orange")
+        ax.text(x, 0.95, GAP if token == GAP else gradient_label(advantage), ha="center",
+                va="center", color="tab:orange")
     ax.text(5.0, 0.0, "The same scalar multiplies the log-prob gradient of every sampled "
             "token:\n" + r"loss $= -A \cdot \Sigma_t\, \log \pi(y_t \mid \mathrm{prefix})$",
             ha="center", va="center")
