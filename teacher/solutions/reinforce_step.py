@@ -3,8 +3,8 @@
 import numpy as np
 
 
-def reinforce_step(theta: np.ndarray, action: int, reward: float, baseline: float,
-                   lr: float) -> tuple[float, np.ndarray]:
+def reinforce_step(theta: np.ndarray, action: int, reward: float,
+                   baseline: float, lr: float) -> tuple[float, np.ndarray]:
     """One REINFORCE step: A = r - b, θ' = θ + lr · A · (onehot(a) - softmax(θ))."""
     # --- YOUR CODE (Milestone 1) ---
     z = np.exp(theta - np.max(theta))      # stable softmax: shifting θ leaves π unchanged
