@@ -169,7 +169,7 @@ def comparison_readme(value: str) -> str:
 def test_the_comparison_readme_keeps_its_structure_and_renders_inert(site_html, value):
     readme = comparison_readme(value)
     assert readme.split("\n")[0].startswith("# Locked Room comparison: ")
-    assert [len(block) for block in fenced_blocks(readme)] == [5, 1]  # printed lines, command
+    assert [len(block) for block in fenced_blocks(readme)] == [6, 1]  # printed lines, command
     assert snippet_lines(readme) == []
     for html in (site_html(readme), commonmark_html(readme)):
         assert live_markup(html) == []
