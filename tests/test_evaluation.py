@@ -10,7 +10,7 @@ import pytest
 from course import data, evaluation, progress
 from course.data import DataError
 from course.jsonfiles import json_bytes, jsonl_bytes
-from course.paths import sha256_bytes, sha256_file
+from course.paths import RUNS_DIR, sha256_bytes, sha256_file
 from course.reports import evaluation as eval_report
 
 Z = 1.96
@@ -167,6 +167,47 @@ def test_readme_shows_numbers_failure_table_escaped_examples_and_the_command(inp
     assert "| `wrong_answer` | 2 | 22.2% |" in readme
     assert r'"Final:\u00a09"' in readme and r'"17*19 = 323\nFinal: 323"' in readme
     assert f"--note 'Hand-made table.' --out {tmp_path / 'run_x'}" in readme
+
+
+def failing_lines(readme):
+    """The lines of the README's block of failing examples."""
+    block = readme.split("## Failing examples (one per cause first)\n\n```text\n")[1]
+    return block.split("```")[0].splitlines()
+
+
+def test_the_readme_shows_one_failing_example_of_every_cause(inputs, tmp_path, monkeypatch):
+    """With more causes than the summary's sample has rows (run_001: 7 causes, 5 rows), the
+    README goes on after the sample, the first example of each cause left out, most frequent
+    first; summary.json keeps its sample as it is."""
+    monkeypatch.setattr(eval_report, "Tally", lambda: evaluation.Tally(per_side=2))
+    problems, rollouts = inputs
+    config = evaluation.EvalConfig(problems=problems, rollouts=rollouts, out=tmp_path / "run_x")
+    files = eval_report.build_run(config, "Hand-made table.", record_git=False)
+    summary = json.loads(files["summary.json"])
+    assert [row["id"] for row in summary["inspection"]["failing"]] == ["p5", "p4"]
+    lines = failing_lines(files["README.md"].decode())
+    assert [line.split()[:2] for line in lines] == [
+        ["p5", "wrong_answer"], ["p4", "multiple_lines"], ["p8", "non_ascii_character"],
+        ["p7", "no_final_prefix"]]
+    assert "No example shown" not in files["README.md"].decode()
+
+
+def test_the_readme_names_the_causes_it_has_no_example_of(inputs, tmp_path):
+    """A README made from a summary alone (no `more`) says plainly which causes it leaves out."""
+    problems, rollouts = inputs
+    config = evaluation.EvalConfig(problems=problems, rollouts=rollouts, out=tmp_path / "run_x")
+    summary = evaluation.summarise(evaluation.evaluate(PROBLEMS, ROLLOUTS))
+    summary["inspection"]["failing"] = summary["inspection"]["failing"][:2]
+    readme = eval_report.render_readme(config, "Hand-made table.", summary)
+    assert ("No example shown of 2 of the 4 causes: `non_ascii_character`, `no_final_prefix`; "
+            "`results.jsonl` has every example, with its code.") in readme
+
+
+def test_run_001s_readme_shows_an_example_of_each_of_its_causes():
+    readme = (RUNS_DIR / "run_001" / "README.md").read_text(encoding="utf-8")
+    summary = json.loads((RUNS_DIR / "run_001" / "summary.json").read_text(encoding="utf-8"))
+    codes = [line.split()[1] for line in failing_lines(readme)]
+    assert codes == [row["code"] for row in summary["failure_modes"]]
 
 
 def test_the_manifest_seals_the_other_files_of_the_run(inputs, tmp_path):

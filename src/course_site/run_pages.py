@@ -514,6 +514,23 @@ PROVENANCE_KEYS = ("scorer_version", "seed", "prompt_version", "sampling", "inpu
                    "course_version", "git_commit")
 """The manifest's fields shown under Provenance; all of it is in the raw material."""
 
+NULL_MEANS = {
+    "seed": "nothing in this run is drawn at random (it scores, compares or computes "
+            "exactly), so there is no seed to record.",
+    "prompt_version": "how a policy was prompted to write the completions a run scores. Only "
+                      "the runs that score such a file as it was written (kinds `eval`, "
+                      "`selection`, `comparison`) record it, from the file's origin; this run "
+                      "has no such completions, or samples its own policy with the settings "
+                      "under `config`.",
+    "sampling": "how those completions were sampled; recorded by the same runs as "
+                "`prompt_version`, for the same reason.",
+    "git_commit": "a canonical run is not tied to a commit: it is rebuilt byte for byte from "
+                  "the code and the data (`course runs verify`), and a committed file cannot "
+                  "name the commit that holds it. A run made by hand records its commit; "
+                  "there, `null` means it was made outside a git repository.",
+}
+"""What a `null` under Provenance means, field by field (`null_notes`)."""
+
 LONG_TABLE = 20
 """A table of the summary with at least this many rows (a per-step curve, a sweep) is named at
 the top of the raw material, with the figure that draws it."""
@@ -532,6 +549,21 @@ def run_title(name: str, manifest: Mapping[str, Any], heading: str = "") -> str:
 def folder_title(folder: Path, manifest: Mapping[str, Any]) -> str:
     """`run_title` of a run folder: its name in the navigation and on the runs index."""
     return run_title(folder.name, manifest, Report.read(folder).title)
+
+
+def null_notes(leaves: Sequence[tuple[str, Any]]) -> list[str]:
+    """What each `null` among the provenance `leaves` means, as an HTML block (a field's name
+    comes from the manifest, so it is escaped like every value)."""
+    nulls = [name for name, value in leaves if value is None]
+    if not nulls:
+        return []
+    items = "".join(
+        f"<li><code>{esc(name)}</code>: "
+        + _BACKTICKED.sub(r"<code>\1</code>",
+                          esc(NULL_MEANS.get(name, "not recorded for this kind of run.")))
+        + "</li>" for name in nulls)
+    return [html_block("<p><code>null</code> in this table marks a field with no value for "
+                       f"this run:</p><ul>{items}</ul>", "course-provenance-nulls"), ""]
 
 
 def run_page(folder: Path) -> str:
@@ -555,14 +587,14 @@ def run_page(folder: Path) -> str:
     if plots := [p for p in files if p.suffix == ".png" and f"]({p.name})" not in shown]:
         parts += ["## Figures", ""] + [line for p in plots
                                        for line in figure(file_label(p.stem), quote(p.name))]
+    provenance = leaves_and_tables({k: manifest[k] for k in PROVENANCE_KEYS if k in manifest},
+                                   tables=False)[0]
     parts += ["## Provenance", "",
               "What was measured, with which instrument (scorer version), on which inputs "
               "(paths and sha256), and how; every field of the manifest is in the raw "
               "material below.", "",
-              html_block(render_leaves(leaves_and_tables(
-                  {k: manifest[k] for k in PROVENANCE_KEYS if k in manifest}, tables=False)[0]),
-                         "course-provenance"), "",
-              *report.section("Reproduce"), ""]
+              html_block(render_leaves(provenance), "course-provenance"), "",
+              *null_notes(provenance), *report.section("Reproduce"), ""]
     parts += raw_material(folder, files, manifest, report)
     if left_out:
         parts += ["", "Not published (links, folders, and files of other kinds than "

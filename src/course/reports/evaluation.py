@@ -15,7 +15,7 @@ import itertools
 import json
 import os
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
@@ -79,8 +79,9 @@ def write_results(config: EvalConfig, note: str, sink: BinaryIO, *,
             prompt_version=origin["prompt_version"], sampling=origin["sampling"],
             origin=data.manifest_origin(origin), record_git=record_git,
             scorer_version=config.scorer)
+    more = other_causes(tally, summary)
     return sealed(run_manifest, {
-        "README.md": render_readme(config, note, summary).encode("utf-8"),
+        "README.md": render_readme(config, note, summary, more).encode("utf-8"),
         "summary.json": json_bytes(summary),
     }, streamed={RESULTS: digest.hexdigest()})
 
@@ -173,8 +174,22 @@ def shell_word(text: str) -> str:
     return "$'" + one_line(text).replace("'", "\\'").replace("8<-", "8\\x3c-") + "'"
 
 
-def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> str:
-    """The run explained in plain words: what was measured, the numbers, the evidence."""
+def other_causes(tally: Tally, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The first example of each failing code that the summary's sample leaves out, most
+    frequent code first: with more causes than the sample has rows, the README still shows
+    one example of every cause (summary.json keeps its sample as it is)."""
+    sampled = {row["code"] for row in summary["inspection"]["failing"]}
+    return [{"id": first["id"], "code": row["code"], "completion": first["completion"]}
+            for row in summary["failure_modes"] if row["code"] not in sampled
+            for first in tally.queues.get(row["code"], [])[:1]]
+
+
+def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any],
+                  more: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The run explained in plain words: what was measured, the numbers, the evidence.
+
+    `more`: failing examples shown after the summary's sample (`other_causes`), so that every
+    cause has one; a cause left without an example is named under the list."""
     record = _config_record(config)
     version = summary["scorer_version"]
     codes = SCORERS.get(version, SCORERS[SCORER_VERSION]).codes
@@ -230,11 +245,16 @@ def render_readme(config: EvalConfig, note: str, summary: Mapping[str, Any]) -> 
               f"{percent(1 - summary['pass_rate'])} | |", ""]
     for side, title in (("passing", "Passing examples (first in dataset order)"),
                         ("failing", "Failing examples (one per cause first)")):
+        rows = [*summary["inspection"][side], *(more if side == "failing" else ())]
         lines += [f"## {title}", "", "```text"]
         lines += [f"{fence_text(str(row['id'])):<12} {fence_text(row['code']):<22} "
-                  f"{_escaped(row['completion'])}"
-                  for row in summary["inspection"][side]] or ["(none)"]
+                  f"{_escaped(row['completion'])}" for row in rows] or ["(none)"]
         lines += ["```", ""]
+    shown = {row["code"] for row in [*summary["inspection"]["failing"], *more]}
+    if missing := [row["code"] for row in summary["failure_modes"] if row["code"] not in shown]:
+        lines += [f"No example shown of {len(missing)} of the {len(summary['failure_modes'])} "
+                  f"causes: {', '.join(inline_code(code) for code in missing)}; `{RESULTS}` "
+                  "has every example, with its code.", ""]
     lines += [
         "## Files",
         "",
