@@ -16,8 +16,10 @@ from course.bandit import (
     train,
 )
 from course.cli import main
+from course.paths import RUNS_DIR
 from course.policy import softmax
 from course.reports import bandit as bandit_report
+from course.runs import read_json
 
 REWARD_MEANS = np.array(BanditConfig().reward_probs)
 THETAS = [np.zeros(4), np.array([0.5, -0.2, 0.1, 0.0]), np.array([2.0, 1.0, -1.0, 0.3]),
@@ -110,9 +112,61 @@ def test_a_baseline_reduces_gradient_noise_and_speeds_up_learning():
     results = bandit.ablation(config, np.random.default_rng(7))
     noise = {m: r["variance"].mean() for m, r in results.items()}
     assert noise["running"] < 0.7 * noise["none"]
+    # As measured the batch mean looks the least noisy, but its step is (1 - 1/B) shorter:
+    # per unit of average step it is noisier than the running mean (issue 31, error 5).
     assert noise["batch"] < noise["running"]
+    per_unit_step = {m: n["per_unit_step_mean"]
+                     for m, n in bandit_report.noise_per_unit_step(config, results).items()}
+    assert list(per_unit_step) == ["running", "batch", "none"]
     p50 = {m: r["p_best"][50].mean() for m, r in results.items()}
     assert p50["running"] > p50["none"]
+
+
+def test_noise_per_unit_step_divides_out_the_batch_means_shorter_step():
+    config = BanditConfig(steps=20, ablation_learners=10)
+    results = bandit.ablation(config, np.random.default_rng(3))
+    compared = bandit_report.noise_per_unit_step(config, results)
+    shrink = 1 - 1 / config.ablation_batch_size
+    assert {m: n["scale"] for m, n in compared.items()} == {"none": 1.0, "running": 1.0,
+                                                            "batch": shrink}
+    for method, noise in compared.items():
+        np.testing.assert_allclose(noise["per_unit_step"] * noise["scale"] ** 2,
+                                   results[method]["variance"])
+    means = [noise["per_unit_step_mean"] for noise in compared.values()]
+    assert means == sorted(means)                          # least noisy first
+
+
+def test_the_ablation_plot_ranks_the_noise_as_run_003_summary_and_readme_do():
+    """Issue 31, error 5: run_003's plot ranked batch (0.0079) below running (0.0102) by the
+    noise as measured, while the lesson divides out the batch mean's shorter step. The plot's
+    noise legend, least noisy first, now gives the summary's noise per unit of average step,
+    in the summary's order; the batch mean's noise as measured is a separate, dotted entry
+    that says its step is scaled. The README ranks the same way."""
+    config = BanditConfig()
+    rng = np.random.default_rng(config.seed)
+    train(config, rng)                      # the single learner draws first, as in build_run
+    results = bandit.ablation(config, rng)
+    methods = read_json(RUNS_DIR / "run_003", "summary.json")["ablation"]["methods"]
+    ranked = sorted(methods, key=lambda m: methods[m]["gradient_variance_per_unit_step"])
+    assert ranked == ["running", "batch", "none"]
+
+    legend = bandit_report.ablation_figure(config, results).axes[1].get_legend()
+    drawn = [text.get_text() for text in legend.get_texts()]
+    per_unit = [label for label in drawn if "as measured," not in label]
+    assert [label.split(":")[0] for label in per_unit] == ranked
+    for label in per_unit:
+        method = label.split(":")[0]
+        assert f"mean {methods[method]['gradient_variance_per_unit_step']:.4f}" in label
+    shrink = 1 - 1 / config.ablation_batch_size
+    assert methods["batch"]["step_scale"] == shrink
+    assert methods["batch"]["gradient_variance_per_unit_step"] == pytest.approx(
+        methods["batch"]["gradient_variance"] / shrink ** 2, abs=1e-5)
+    (measured,) = [label for label in drawn if "as measured," in label]
+    assert measured == (f"batch as measured, steps $\\times$ {shrink:g}: "
+                        f"mean {methods['batch']['gradient_variance']:.4f}")
+
+    readme = (RUNS_DIR / "run_003" / "README.md").read_text(encoding="utf-8")
+    assert f"least noisy first: {', '.join(ranked)}." in readme
 
 
 def test_running_baseline_follows_its_formula():

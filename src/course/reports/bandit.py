@@ -4,6 +4,13 @@
 (`course.bandit.ablation`) on the same random stream, and returns the run folder's files:
 the slow-motion and fast log, the learning curve, the ablation plot, `summary.json`,
 `manifest.json` and a README that reads the numbers.
+
+The ablation's gradient noise is compared per unit of average step (`noise_per_unit_step`):
+the batch mean includes each sample's own reward, so its update is the leave-one-out update
+times (1 - 1/B), a shorter step with a variance (1 - 1/B)² smaller. As measured, the batch
+mean looks the least noisy; divided by that square it estimates the same average step as the
+others, and the running mean is the least noisy (M1, "Answer: the ablation"). The summary,
+the plot and the README all rank by that number, so none of them shows the raw ranking alone.
 """
 
 from __future__ import annotations
@@ -33,6 +40,31 @@ SLOW_MOTION_STEPS = 10
 FAST_LOG_EVERY = 25
 P_BEST_TARGET = 0.9
 CHECKPOINTS = (10, 50, 100, 300)
+
+
+def step_scale(method: str, batch_size: int) -> float:
+    """How much `method`'s update shrinks the average step ∇J: (1 - 1/B) for the batch mean,
+    whose advantage is the leave-one-out advantage times (1 - 1/B); 1 for a baseline fixed
+    before the batch is drawn (none, running)."""
+    return 1 - 1 / batch_size if method == "batch" else 1.0
+
+
+def noise_per_unit_step(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]
+                        ) -> dict[str, dict[str, Any]]:
+    """Each method's gradient noise, as measured and per unit of average step, least noisy
+    first. Per method: `scale`, its `step_scale`; `measured`, the per-step variance
+    E||ĝ - E[ĝ | θ]||² (steps,); `per_unit_step`, that divided by scale², the variance of an
+    estimate of ∇J itself; and the means of both over steps. Dividing by the scale's square
+    puts the three methods on one scale, so that they can be ranked."""
+    compared: dict[str, dict[str, Any]] = {}
+    for method, result in results.items():
+        scale = step_scale(method, config.ablation_batch_size)
+        per_unit_step = result["variance"] / scale ** 2
+        compared[method] = {"scale": scale, "measured": result["variance"],
+                            "per_unit_step": per_unit_step,
+                            "measured_mean": float(result["variance"].mean()),
+                            "per_unit_step_mean": float(per_unit_step.mean())}
+    return dict(sorted(compared.items(), key=lambda item: item[1]["per_unit_step_mean"]))
 
 
 def _first_step_above(p_best: np.ndarray, target: float) -> int | None:
@@ -71,9 +103,15 @@ def summarise(config: BanditConfig, history: list[Step],
             "share_final_p_best_below_0.5": rounded((final < 0.5).mean()),
         }
     none_variance = results["none"]["variance"].mean()
+    compared = noise_per_unit_step(config, results)
     for method in methods:
         methods[method]["variance_vs_none"] = rounded(results[method]["variance"].mean()
                                                  / none_variance, 3)
+        per_unit_step = compared[method]["per_unit_step_mean"]
+        methods[method]["step_scale"] = compared[method]["scale"]
+        methods[method]["gradient_variance_per_unit_step"] = rounded(per_unit_step, 5)
+        methods[method]["per_unit_step_vs_none"] = rounded(
+            per_unit_step / compared["none"]["per_unit_step_mean"], 3)
     return {
         "kind": "bandit",
         "actions": [{"index": i, "style": name, "reward_prob": p} for i, (name, p)
@@ -102,39 +140,76 @@ def learning_curve_png(config: BanditConfig, history: list[Step]) -> bytes:
     return figure_png(fig)
 
 
+def noise_label(method: str, noise: dict[str, Any]) -> str:
+    """The legend entry of one method's noise curve: its mean per unit step, and for a method
+    whose step is scaled, the scale that was divided out."""
+    label = f"{method}: mean {noise['per_unit_step_mean']:.4f}"
+    if noise["scale"] != 1.0:
+        label += rf" (measured $\div$ {noise['scale']:g}$^2$)"
+    return label
+
+
+def measured_label(method: str, noise: dict[str, Any]) -> str:
+    """The legend entry of a scaled method's noise as measured, drawn dotted beside it."""
+    return (f"{method} as measured, steps $\\times$ {noise['scale']:g}: "
+            f"mean {noise['measured_mean']:.4f}")
+
+
 @styled
-def ablation_png(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> bytes:
+def ablation_figure(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> Any:
+    """Above, P(best) per baseline; below, each baseline's gradient noise per unit of average
+    step (`noise_per_unit_step`), its legend in the order of that noise, least noisy first;
+    the batch mean's noise as measured, with its shorter step, is the dotted line."""
     fig = new_figure(6.6)
     top, bottom = fig.subplots(2, 1, sharex=True)
+    colours = {}
     for method, result in results.items():
         p_best = result["p_best"]
         steps = np.arange(p_best.shape[0])
         line, = top.plot(steps, p_best.mean(axis=1), label=f"baseline: {method}")
+        colours[method] = line.get_color()
         top.fill_between(steps, np.quantile(p_best, 0.1, axis=1),
                          np.quantile(p_best, 0.9, axis=1), color=line.get_color(), alpha=0.15)
-        bottom.plot(np.arange(1, steps.size), result["variance"], color=line.get_color(),
-                    lw=1.2, label=f"{method}: mean {result['variance'].mean():.4f}")
+    for method, noise in noise_per_unit_step(config, results).items():
+        steps = np.arange(1, noise["per_unit_step"].size + 1)
+        bottom.plot(steps, noise["per_unit_step"], color=colours[method], lw=1.2,
+                    label=noise_label(method, noise))
+        if noise["scale"] != 1.0:
+            bottom.plot(steps, noise["measured"], color=colours[method], lw=1.0, ls=":",
+                        alpha=0.8, label=measured_label(method, noise))
     top.set(ylabel="P(best action)", ylim=(0, 1),
             title=f"Mean over {config.ablation_learners} learners "
                   "(band: 10th to 90th percentile)")
     bottom.set(xlabel="update step",
-               ylabel=r"$\mathbb{E}\,\Vert\hat{g} - \mathbb{E}[\hat{g}]\Vert^2$",
-               yscale="log", title=f"Gradient noise (batch of {config.ablation_batch_size})")
+               ylabel=r"$\mathbb{E}\,\Vert\hat{g} - \mathbb{E}[\hat{g}]\Vert^2 \,/\, s^2$",
+               yscale="log",
+               title=f"Gradient noise per unit of average step (batch of "
+                     f"{config.ablation_batch_size}; $s$ = step scale)")
     top.legend(loc="lower right")
     bottom.legend(loc="upper right")
-    return figure_png(fig)
+    return fig
+
+
+def ablation_png(config: BanditConfig, results: dict[str, dict[str, np.ndarray]]) -> bytes:
+    return figure_png(ablation_figure(config, results))
 
 
 def render_readme(config: BanditConfig, summary: dict[str, Any]) -> str:
     train_s, abl = summary["train"], summary["ablation"]
     rows = "\n".join(
-        f"| {m} | {s['gradient_variance']:.5f} | {s['variance_vs_none']:.3f} | "
+        f"| {m} | {s['gradient_variance_per_unit_step']:.5f} | "
+        f"{s['per_unit_step_vs_none']:.3f} | {s['gradient_variance']:.5f} | "
+        f"{s['step_scale']:g} | "
         f"{s['mean_p_best_at_step'].get('50', float('nan')):.3f} | "
         f"{s['mean_p_best_at_step'].get(str(config.steps), float('nan')):.3f} | "
         f"{s['share_final_p_best_below_0.5']:.3f} |"
         for m, s in abl["methods"].items())
-    header = (f"| baseline | gradient noise | vs none | mean P(best) at step 50 | "
-              f"at step {config.steps} | share stuck (P(best) < 0.5) |")
+    header = (f"| baseline | gradient noise per unit step | vs none | as measured | "
+              f"step scale | mean P(best) at step 50 | at step {config.steps} | "
+              f"share stuck (P(best) < 0.5) |")
+    ranked = sorted(abl["methods"], key=lambda m: abl["methods"][m][
+        "gradient_variance_per_unit_step"])
+    scaled = {m: s["step_scale"] for m, s in abl["methods"].items() if s["step_scale"] != 1}
     stuck_none = abl["methods"]["none"]["share_final_p_best_below_0.5"]
     first = train_s["first_step_p_best_above_0.9"]
     reached = (f"first rises above 0.9 at step {first}" if first is not None
@@ -154,7 +229,7 @@ Best style: {best} (r̄ = {config.reward_probs[config.best_action]}).
 - `learning_curve.png`: every action's probability and the expected reward over the run.
 - `bandit_ablation.png`: baseline none vs running mean vs batch mean, {abl['learners']}
   learners each; above, P(best) with a 10th–90th percentile band; below, gradient noise
-  per step.
+  per step and per unit of average step (the batch mean's as measured dotted).
 - `summary.json`: the numbers below; `manifest.json`: the config and seed that produced them.
 
 ## The single run (baseline = {train_s['baseline']}, lr = {config.lr}, batch of {config.batch_size})
@@ -168,10 +243,14 @@ Expected reward J(θ) goes from {train_s['expected_reward_start']:.3f} (uniform 
 ## The ablation ({abl['learners']} learners × {abl['steps']} steps, batch of {abl['batch_size']})
 
 Gradient noise is E‖ĝ − E[ĝ | θ]‖², with E[ĝ | θ] computed exactly, averaged over steps and
-learners.
+learners. The batch mean includes each sample's own reward, so its update is the leave-one-out
+update times its step scale, 1 − 1/B ({_scales(scaled)}): a shorter step, whose noise as
+measured is smaller by the scale's square. Divided by that square, every baseline's noise is
+that of an estimate of the same average step, ∇J: the two columns after the baseline's
+name, and the plot's lower panel. Ranked that way, least noisy first: {", ".join(ranked)}.
 
 {header}
-| --- | --- | --- | --- | --- | --- |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 {rows}
 
 A baseline does not change where the updates point on average (the expected update is the
@@ -181,7 +260,7 @@ pushes its own action up, a mediocre style's frequent successes included: that i
 {stuck_none:.1%} of the no-baseline learners ended stuck on a worse style. The batch mean
 also shrinks the average step by (1 − 1/B), because each reward sits inside its own baseline.
 
-![P(best) and the gradient noise per step, for each of the three baselines](bandit_ablation.png)
+![P(best), and gradient noise per unit of average step, per baseline](bandit_ablation.png)
 
 ## Toy tax
 
@@ -193,6 +272,11 @@ mechanism, not as a promise about how fast real post-training improves.
 Watch it live: `course bandit --slow-motion` (the story) or `course bandit --log-every-step`.
 Reproduce: `course runs regenerate run_003`; a new run: `course bandit --out DIR --note "..."`.
 """
+
+
+def _scales(scaled: dict[str, float]) -> str:
+    """The step scales other than 1, in words: `batch: 0.75`."""
+    return ", ".join(f"{method}: {scale:g}" for method, scale in scaled.items())
 
 
 def build_run(config: BanditConfig, note: str, *, record_git: bool = True) -> RunFiles:
