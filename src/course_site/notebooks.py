@@ -13,6 +13,13 @@ their source to download.
 - The lab kernels get CurveZMQ keys (`on_startup`), so ipykernel has no reason to print
   "Kernel is running over TCP without encryption" once per lab.
 - The scorer lab's page also carries a Try-it box (course_site/try_it.py) under its links.
+- A lab's numbered figure (`course.reports.png.show_figure`: "Figure N.", alt text, the
+  markup of a lesson's figure) leaves the kernel with its PNG inline, as a `data:` URL: the
+  only way an output reaches the page, since mkdocs-jupyter offers no way to extract outputs
+  to files. Each is written next to the page as `figure-N.png` (as mkdocs-jupyter writes the
+  lab's source there), and the picture becomes a link to that file, as a lesson's is: Chromium
+  refuses to open a `data:` URL from a link, so the file is what lets a tap on a phone open the
+  figure full size (`figure_files`).
 - Jupyter's prompts, the copy buttons and the download box are kept out of the search index
   (course_site/search_index.py tells the rest of what search finds).
 - Under `mkdocs serve` only, executed labs are cached: course_site/serve.py.
@@ -20,6 +27,7 @@ their source to download.
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -54,6 +62,28 @@ code they copy: page furniture, kept out of the search index (Material skips an 
 `data-search-exclude`), as is the download box."""
 
 
+_INLINE_FIGURE = re.compile(
+    r'(<figure id="__figure-caption_(\d+)">)\s*(<img alt="[^"]*") src="data:image/png;base64,'
+    r'([A-Za-z0-9+/=\s]+)"([^>]*>)')
+"""A lab figure's opening, as `course.reports.png.LabFigure` writes it and nbconvert passes
+it on: the `<figure>`, then the `<img>` with its alt text and its PNG inline."""
+
+
+def figure_files(html: str) -> tuple[str, dict[str, bytes]]:
+    """`html` with each inline lab figure's PNG replaced by a file next to the page,
+    `figure-N.png`, that the picture links to; and those files' bytes by name."""
+    written: dict[str, bytes] = {}
+
+    def to_file(match: re.Match) -> str:
+        name = f"figure-{match[2]}.png"
+        if name in written:
+            raise ValueError(f"two lab figures are numbered {match[2]}")
+        written[name] = base64.b64decode(match[4])
+        return f'{match[1]}<a href="{name}">{match[3]} src="{name}"{match[5]}</a>'
+
+    return _INLINE_FIGURE.sub(to_file, html), written
+
+
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     uri = page.file.src_uri
     if not (uri.startswith("labs/") and uri.endswith(".py")):      # not a lab page
@@ -63,6 +93,11 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
         log.warning(f"{uri}: the rendered notebook still loads from the network "
                     f"near {html[leftover.start():leftover.start() + 80]!r}")
     html = _NOT_SEARCHED.sub(r"\g<0> data-search-exclude", html)
+    html, pictures = figure_files(html)
+    folder = Path(page.file.abs_dest_path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, png in pictures.items():
+        (folder / name).write_bytes(png)
     stem = Path(uri).stem
     box = ('<div class="admonition tip course-download" data-search-exclude>'
            '<p class="admonition-title">Run this lab yourself</p><p>'

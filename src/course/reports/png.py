@@ -16,10 +16,14 @@ the browser can check it against `SMALLEST_TEXT_PX` without trusting this paragr
 
 from __future__ import annotations
 
+import base64
 import functools
+import html
 import io
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
 DPI = 200
@@ -162,3 +166,48 @@ def figure_png(fig: Any) -> bytes:
     opaque.quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT).save(
         buffer, format="PNG", pnginfo=info, optimize=True)
     return buffer.getvalue()
+
+
+# -- a figure in a lab notebook ---------------------------------------------------------------
+
+LAB_OUTPUT_PX = 579
+"""Width of a lab cell's output box, in CSS px, at a 1280 px window: the content column less
+Jupyter's prompt column beside it (measured in the browser; tests/site/test_labs.py)."""
+LAB_WIDTH = LAB_OUTPUT_PX / 100
+"""A lab figure's width in inches (5.79): drawn at twice its box's pixels and shown at exactly
+the box, as `WIDTH` is for the column, so that its smallest text is shown at about 13 px."""
+
+
+@dataclass(frozen=True, repr=False)
+class LabFigure:
+    """A numbered figure as a lab notebook shows it: the PNG of `figure_png`, inline, with its
+    alt text and a caption "Figure N. ...".
+
+    Jupyter shows its HTML (`_repr_html_`): a `<figure>` with the markup pymdownx.blocks.caption
+    gives a lesson's figure (`id="__figure-caption_N"`, "Figure N." in a `caption-prefix`
+    span), so that the site styles both alike and its tests read both alike. An image output
+    of its own would carry no alt text: nbconvert writes a placeholder on it. Printed (a lab
+    run as a script), it is its caption."""
+
+    png: bytes
+    number: int
+    caption: str
+    alt: str
+
+    def _repr_html_(self) -> str:
+        data = base64.b64encode(self.png).decode("ascii")
+        return (f'<figure id="__figure-caption_{self.number}">'
+                f'<img alt="{html.escape(self.alt)}" src="data:image/png;base64,{data}">'
+                f'<figcaption><p><span class="caption-prefix">Figure {self.number}.</span> '
+                f"{html.escape(self.caption)}</p></figcaption></figure>")
+
+    def __repr__(self) -> str:
+        return textwrap.fill(f"Figure {self.number}. {self.caption}", 79)
+
+
+def show_figure(fig: Any, number: int, caption: str, alt: str) -> None:
+    """Show `fig` in a lab as Figure `number`, with its caption and its alt text, which says
+    what the plot shows to a reader who cannot see it (then the figure is closed)."""
+    from IPython.display import display
+
+    display(LabFigure(figure_png(fig), number, caption, alt))
