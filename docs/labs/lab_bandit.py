@@ -32,10 +32,11 @@
 # %%
 from dataclasses import replace
 
-import matplotlib.pyplot as plt
+import matplotlib
 import numpy as np
 
 from course.bandit import (
+    LABEL,
     BanditConfig,
     ablation,
     describe_step,
@@ -44,11 +45,20 @@ from course.bandit import (
     setup_lines,
     train,
 )
+from course.formatting import paragraph, wrap
 from course.paths import RUNS_DIR
+from course.reports.png import (
+    LAB_WIDTH, STYLE, new_figure, show_figure)
 from course.runs import read_json
 
-config = BanditConfig()                     # the canonical settings of runs/run_003
-rng = np.random.default_rng(config.seed)    # the one generator: the learner, then the ablation
+# the course's figure style, for every plot of this lab
+matplotlib.rcParams.update(STYLE)
+WIDTH = 73      # characters: what this page's output box shows whole
+
+# the canonical settings of runs/run_003
+config = BanditConfig()
+# the one generator: the learner first, then the ablation
+rng = np.random.default_rng(config.seed)
 reward_probs = np.asarray(config.reward_probs)
 best = config.best_action
 print("\n".join(setup_lines(config)))
@@ -61,9 +71,26 @@ print("\n".join(setup_lines(config)))
 # update direction, and how $\pi$ moved.
 
 # %%
+def narrow(story: str) -> str:
+    """A story of `describe_step` within `WIDTH`: a longer line is
+    split where its parts are three spaces apart, then wrapped
+    between words, under its label's column."""
+    lines: list[str] = []
+    for line in story.split("\n"):
+        if len(line) <= WIDTH:
+            lines.append(line)
+            continue
+        label, parts = line[:LABEL], line[LABEL:].split("   ")
+        for part in parts:
+            lines += wrap(part, WIDTH, indent=label,
+                          hanging=" " * LABEL)
+            label = " " * LABEL
+    return "\n".join(lines)
+
+
 history = train(config, rng)
 for number, step in enumerate(history[:3], start=1):
-    print(describe_step(number, step, config), end="\n\n")
+    print(narrow(describe_step(number, step, config)), end="\n\n")
 
 # %% [markdown]
 # A positive advantage pushes the sampled style up; a negative one pushes it down. The baseline
@@ -75,46 +102,65 @@ for number, step in enumerate(history[:3], start=1):
 # %%
 step3 = history[2]                          # the failure told above
 a3 = int(step3.actions[0])
-assert step3.rewards[0] == 0.0 and step3.advantages[0] < 0 and step3.baseline > 0
+assert step3.rewards[0] == 0.0 and step3.advantages[0] < 0
+assert step3.baseline > 0
 assert step3.new_probs[a3] < step3.probs[a3]
 
 summary = read_json(RUNS_DIR / "run_003", "summary.json")
-probs = np.stack([history[0].probs] + [s.new_probs for s in history])  # (steps + 1, K)
+# (steps + 1, K): the policy before the first update, then after each
+probs = np.stack([history[0].probs] + [s.new_probs for s in history])
 p_best = probs[:, best]
-j_curve = probs @ reward_probs                                          # J(θ_t) = π_t · r̄
+j_curve = probs @ reward_probs              # J(θ_t) = π_t · r̄
 first_above = int(np.flatnonzero(p_best > 0.9)[0])
-print(f"J: {j_curve[0]:.4f} at the start -> {j_curve[-1]:.4f} after {config.steps} steps")
-print(f"P(best) ends at {p_best[-1]:.4f}; first above 0.9 at step {first_above}")
+print(f"J: {j_curve[0]:.4f} at the start -> {j_curve[-1]:.4f} "
+      f"after {config.steps} steps")
+print(f"P(best) ends at {p_best[-1]:.4f}; "
+      f"first above 0.9 at step {first_above}")
 
-train_summary = summary["train"]
-assert round(float(j_curve[0]), 4) == train_summary["expected_reward_start"]
-assert round(float(j_curve[-1]), 4) == train_summary["expected_reward_final"]
-assert round(float(p_best[-1]), 4) == train_summary["p_best_final"]
-assert first_above == train_summary["first_step_p_best_above_0.9"]
-assert np.isclose(j_curve[-1], expected_reward(history[-1].new_theta, reward_probs))
+saved = summary["train"]
+assert round(float(j_curve[0]), 4) == saved["expected_reward_start"]
+assert round(float(j_curve[-1]), 4) == saved["expected_reward_final"]
+assert round(float(p_best[-1]), 4) == saved["p_best_final"]
+assert first_above == saved["first_step_p_best_above_0.9"]
+j_last = expected_reward(history[-1].new_theta, reward_probs)
+assert np.isclose(j_curve[-1], j_last)
 
 # %% [markdown]
 # ## The learning curve
 #
-# $P(\text{best})$ is the probability of the best style, and $J$ the expected reward, after
-# each update (step 0 is the uniform start). $J$ cannot rise above the best style's
-# $\bar r$, drawn as a dotted line: once the policy has settled, the sampled rewards still
-# miss now and then, because that noise lives in the environment, not in the learner.
+# In Figure 1, $P(\text{best})$ is the probability of the best style, and $J$ the expected
+# reward, after each update (step 0 is the uniform start). $J$ cannot rise above the best
+# style's $\bar r$, drawn as a dotted line: once the policy has settled, the sampled rewards
+# still miss now and then, because that noise lives in the environment, not in the learner.
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 3.8))
+fig = new_figure(3.4, LAB_WIDTH)
+ax = fig.subplots()
 ax.plot(p_best, color="tab:blue", label=f"P(best) = π({best})")
-ax.plot(j_curve, color="black", linestyle="--", label="J(θ) = expected reward")
+ax.plot(j_curve, color="black", linestyle="--",
+        label="J(θ) = expected reward")
 ax.axhline(reward_probs[best], color="tab:green", linestyle=":",
            label=f"best style's r̄ = {reward_probs[best]}")
 ax.axvline(first_above, color="tab:gray", linewidth=0.8)
-ax.annotate(f"P(best) > 0.9 at step {first_above}", (first_above, 0.05),
-            xytext=(6, 0), textcoords="offset points", fontsize=8)
-ax.set(xlabel="update step", ylabel="probability / expected reward", ylim=(0, 1.02),
-       title=f"One learner, baseline = {config.baseline}, lr = {config.lr}")
-ax.legend(fontsize=8, loc="center right")
-fig.tight_layout()
-plt.show()
+ax.annotate(f"P(best) > 0.9 at step {first_above}",
+            (first_above, 0.05), xytext=(6, 0),
+            textcoords="offset points")
+ax.set(xlabel="update step", ylim=(0, 1.02),
+       ylabel="probability / expected reward",
+       title=f"One learner, baseline = {config.baseline}, "
+             f"lr = {config.lr}")
+ax.legend(loc="center right")
+show_figure(
+    fig, 1,
+    caption=f"One learner of run_003 over {config.steps} updates: "
+            f"the best style's probability and the expected reward "
+            f"climb, the reward up to the best style's chance.",
+    alt=f"Line chart over {config.steps} update steps. P(best) rises "
+        f"from {p_best[0]:.2f} and passes 0.9 at step {first_above}, "
+        f"ending at {p_best[-1]:.3f}; the expected reward J rises "
+        f"from {j_curve[0]:.2f} to {j_curve[-1]:.3f}, just under the "
+        f"dotted line of the best style's chance, "
+        f"{reward_probs[best]}.")
 
 # %% [markdown]
 # ## The baseline ablation
@@ -132,48 +178,86 @@ plt.show()
 results = ablation(config, rng)
 methods = list(results)
 noise = {m: float(results[m]["variance"].mean()) for m in methods}
-stuck = {m: float((results[m]["p_best"][-1] < 0.5).mean()) for m in methods}
-print(f"{config.ablation_learners} learners per method, batch of {config.ablation_batch_size}, "
-      f"lr {config.lr}, {config.steps} steps")
+stuck = {m: float((results[m]["p_best"][-1] < 0.5).mean())
+         for m in methods}
+last = config.steps
+print(f"{config.ablation_learners} learners per method, "
+      f"batch of {config.ablation_batch_size}, lr {config.lr}, "
+      f"{last} steps")
+print(paragraph(
+    f"Columns: noise = gradient noise, and as a multiple of no "
+    f"baseline's; P(best) at steps 50 and {last}, mean over "
+    f"learners; stuck = share of learners below 0.5 at the end.",
+    width=WIDTH))
+print(f"{'baseline':<8}  {'noise':>7}  {'x none':>6}  "
+      f"{'P(best) 50':>10}  {last:>6}  {'stuck':>5}")
 for m in methods:
-    print(f"{m:<8} gradient noise {noise[m]:.5f} ({noise[m] / noise['none']:.3f} × none)  "
-          f"mean P(best) at step 50: {results[m]['p_best'][50].mean():.4f}, "
-          f"at step {config.steps}: {results[m]['p_best'][-1].mean():.4f}  "
-          f"stuck below 0.5: {stuck[m]:.0%}")
+    p = results[m]["p_best"]
+    ratio = noise[m] / noise["none"]
+    print(f"{m:<8}  {noise[m]:7.5f}  {ratio:6.3f}  "
+          f"{p[50].mean():10.4f}  {p[-1].mean():6.4f}  "
+          f"{stuck[m]:5.0%}")
 
-assert noise["none"] > noise["running"] > noise["batch"]     # a baseline removes noise
+# a baseline removes noise
+assert noise["none"] > noise["running"] > noise["batch"]
 assert stuck["none"] > 0 and stuck["running"] == stuck["batch"] == 0
-assert results["running"]["p_best"][50].mean() > results["batch"]["p_best"][50].mean()
-for m in methods:                                            # the same learners as run_003
-    assert round(noise[m], 5) == summary["ablation"]["methods"][m]["gradient_variance"]
+at_50 = {m: results[m]["p_best"][50].mean() for m in methods}
+assert at_50["running"] > at_50["batch"]
+for m in methods:                       # the same learners as run_003
+    saved = summary["ablation"]["methods"][m]["gradient_variance"]
+    assert round(noise[m], 5) == saved
 
 # %%
-colors = {"none": "tab:red", "running": "tab:blue", "batch": "tab:green"}
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), width_ratios=(2, 1))
+colors = {"none": "tab:red", "running": "tab:blue",
+          "batch": "tab:green"}
+fig = new_figure(5.4, LAB_WIDTH)
+top, bottom = fig.subplots(2, 1, height_ratios=(2, 1))
 steps = np.arange(config.steps + 1)
 for m in methods:
-    curves = results[m]["p_best"]                            # (steps + 1, learners)
-    left.plot(steps, curves.mean(axis=1), color=colors[m], label=f"baseline: {m}")
-    left.fill_between(steps, np.quantile(curves, 0.1, axis=1), np.quantile(curves, 0.9, axis=1),
-                      color=colors[m], alpha=0.15)
-    for learner in np.flatnonzero(curves[-1] < 0.5):         # the stuck learners, one by one
-        left.plot(steps, curves[:, learner], color=colors[m], linewidth=0.5, alpha=0.5)
-left.set(xlabel="update step", ylabel="P(best)", ylim=(0, 1.02),
-         title=f"Mean over {config.ablation_learners} learners (band: 10th-90th percentile)")
-left.legend(fontsize=8, loc="lower right")
-bars = right.bar(methods, [noise[m] for m in methods], color=[colors[m] for m in methods])
-right.bar_label(bars, labels=[f"{noise[m]:.4f}" for m in methods], fontsize=8)
-right.set(ylabel="E‖ĝ − E[ĝ | θ]‖², mean over steps", title="Gradient noise")
-fig.tight_layout()
-plt.show()
+    curves = results[m]["p_best"]              # (steps + 1, learners)
+    top.plot(steps, curves.mean(axis=1), color=colors[m],
+             label=f"baseline: {m}")
+    top.fill_between(steps, np.quantile(curves, 0.1, axis=1),
+                     np.quantile(curves, 0.9, axis=1),
+                     color=colors[m], alpha=0.15)
+    # the stuck learners, one by one
+    for learner in np.flatnonzero(curves[-1] < 0.5):
+        top.plot(steps, curves[:, learner], color=colors[m],
+                 linewidth=0.5, alpha=0.5)
+top.set(xlabel="update step", ylabel="P(best)", ylim=(0, 1.02),
+        title=f"Mean over {config.ablation_learners} learners "
+              f"(band: 10th-90th percentile)")
+top.legend(loc="lower right")
+bars = bottom.barh(methods, [noise[m] for m in methods],
+                   color=[colors[m] for m in methods])
+bottom.bar_label(bars, labels=[f"{noise[m]:.4f}" for m in methods],
+                 padding=3)
+bottom.invert_yaxis()
+bottom.set_xlim(0, 1.25 * max(noise.values()))
+bottom.set(xlabel="E‖ĝ − E[ĝ | θ]‖², mean over steps",
+           title="Gradient noise")
+shares = ", ".join(f"{m} {stuck[m]:.0%}" for m in methods)
+show_figure(
+    fig, 2,
+    caption=f"The baseline ablation of run_003: mean P(best) of "
+            f"{config.ablation_learners} learners per baseline, and "
+            f"each baseline's gradient noise.",
+    alt=f"Top: mean P(best) over {last} update steps for the three "
+        f"baselines, each with a 10th-90th percentile band; at step "
+        f"50 the means are "
+        + ", ".join(f"{m} {at_50[m]:.2f}" for m in methods)
+        + f", and the learners stuck below 0.5 at the end are "
+        f"{shares}, drawn as thin lines. Bottom: the gradient noise "
+        f"of each baseline, "
+        + ", ".join(f"{m} {noise[m]:.4f}" for m in methods) + ".")
 
 # %% [markdown]
-# Read the two panels together. Without a baseline, every success pushes its own style up,
-# and here even the mediocre styles succeed often. The thin red lines are the no-baseline
-# learners that ended stuck below 0.5 (too few to move the band): each rode an early lucky
-# streak on a worse style and never left it. With either baseline no learner is stuck.
-# Both baselines shrink the noise, in the order asserted above: none > running > batch. That
-# order compares unlike things: each reward sits inside its own batch's baseline, which
+# Read the two panels of Figure 2 together. Without a baseline, every success pushes its own
+# style up, and here even the mediocre styles succeed often. The thin red lines are the
+# no-baseline learners that ended stuck below 0.5 (too few to move the band): each rode an
+# early lucky streak on a worse style and never left it. With either baseline no learner is
+# stuck. Both baselines shrink the noise, in the order asserted above: none > running > batch.
+# That order compares unlike things: each reward sits inside its own batch's baseline, which
 # shortens every step by a factor $(1 - 1/B)$, and its variance by $(1 - 1/B)^2$. Scaled back
 # to full steps, the batch mean is noisier than the running mean (Milestone 1 computes both),
 # and it is behind the running mean at step 50. A smaller number is not always less noise.
@@ -181,36 +265,61 @@ plt.show()
 # %% [markdown]
 # ## Change one knob
 #
-# The helper below trains many independent learners for each setting you give it and plots
-# the mean $P(\text{best})$ and mean $J$ with a 10th-90th percentile band. Each setting gets a
-# new generator made from the same `seed`, so a rerun reproduces every number and the settings
-# start from the same random stream. It prints, per setting, the final mean $P(\text{best})$,
-# the share of learners stuck below 0.5, and the gradient noise (of $\hat g$, before the
-# learning rate scales it). Change **one** thing at a time, and write your prediction down
-# before you run the cell.
+# The helper below trains many independent learners for each setting you give it and plots the
+# mean $P(\text{best})$ and mean $J$ with a 10th-90th percentile band (Figures 3 and 4). Each
+# setting gets a new generator made from the same `seed`, so a rerun reproduces every number
+# and the settings start from the same random stream. It prints, per setting, the final mean
+# $P(\text{best})$, the share of learners stuck below 0.5, and the gradient noise (of $\hat g$,
+# before the learning rate scales it). Change **one** thing at a time, and write your
+# prediction down before you run the cell.
 
 # %%
-def compare(settings: dict[str, BanditConfig], learners: int = 200, seed: int = 1) -> None:
-    """Train `learners` independent learners per setting; plot mean P(best) and J with bands."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+def compare(settings: dict[str, BanditConfig], number: int,
+            learners: int = 200, seed: int = 1) -> None:
+    """Train `learners` independent learners per setting; plot mean
+    P(best) and J with bands, as Figure `number`."""
+    fig = new_figure(5.0, LAB_WIDTH)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    print(paragraph(
+        f"Columns: P(best) at the last step, mean over {learners} "
+        f"learners; stuck = share of learners below 0.5 there; "
+        f"noise = gradient noise.", width=WIDTH))
+    print(f"{'setting':<30}  {'P(best)':>7}  {'stuck':>5}  "
+          f"{'noise':>6}")
+    ends = []
     for label, cfg in settings.items():
-        run = train(cfg, np.random.default_rng(seed), learners=learners)
-        probs = np.stack([run[0].probs] + [s.new_probs for s in run])  # (steps + 1, L, K)
+        rng = np.random.default_rng(seed)
+        run = train(cfg, rng, learners=learners)
+        # (steps + 1, L, K): the policies before and after each update
+        probs = np.stack([run[0].probs] + [s.new_probs for s in run])
         p_best = probs[..., cfg.best_action]
         j = probs @ np.asarray(cfg.reward_probs)
-        noise = np.mean([((s.gradient - mean_gradient(s.theta, cfg)) ** 2).sum(-1).mean()
-                         for s in run])
-        print(f"{label:<28} mean P(best) at step {cfg.steps}: {p_best[-1].mean():.3f}  "
-              f"stuck below 0.5: {(p_best[-1] < 0.5).mean():.0%}  gradient noise {noise:.4f}")
-        for ax, curves in ((left, p_best), (right, j)):
+        noise = np.mean([
+            ((s.gradient - mean_gradient(s.theta, cfg)) ** 2)
+            .sum(-1).mean() for s in run])
+        stuck = (p_best[-1] < 0.5).mean()
+        print(f"{label:<30}  {p_best[-1].mean():7.3f}  "
+              f"{stuck:5.0%}  {noise:6.4f}")
+        ends.append(f"{label}: P(best) {p_best[-1].mean():.2f} and "
+                    f"J {j[-1].mean():.2f} at step {cfg.steps}")
+        for ax, curves in ((top, p_best), (bottom, j)):
             line, = ax.plot(curves.mean(axis=1), label=label)
-            ax.fill_between(np.arange(len(curves)), np.quantile(curves, 0.1, axis=1),
-                            np.quantile(curves, 0.9, axis=1), color=line.get_color(), alpha=0.15)
-    left.set(xlabel="update step", ylabel="P(best)", ylim=(0, 1.02), title="P(best action)")
-    right.set(xlabel="update step", ylabel="J(θ)", title="Expected reward")
-    left.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    plt.show()
+            ax.fill_between(np.arange(len(curves)),
+                            np.quantile(curves, 0.1, axis=1),
+                            np.quantile(curves, 0.9, axis=1),
+                            color=line.get_color(), alpha=0.15)
+    top.set(ylabel="P(best)", ylim=(0, 1.02), title="P(best action)")
+    bottom.set(xlabel="update step", ylabel="J(θ)",
+               title="Expected reward")
+    top.legend(loc="lower right")
+    show_figure(
+        fig, number,
+        caption=f"Mean P(best) and mean expected reward of "
+                f"{learners} learners per setting: "
+                + " versus ".join(settings) + ".",
+        alt=f"Two line charts over the update steps, the mean over "
+            f"{learners} learners with a 10th-90th percentile band, "
+            f"one line per setting. " + "; ".join(ends) + ".")
 
 
 # %% [markdown]
@@ -228,10 +337,10 @@ def compare(settings: dict[str, BanditConfig], learners: int = 200, seed: int = 
 # *My prediction:* …
 
 # %%
-lr = 0.1                                    # <- edit me (the canonical run uses 0.75)
+lr = 0.1                # <- edit me (the canonical run uses 0.75)
 
 compare({f"lr = {config.lr} (canonical)": config,
-         f"lr = {lr}": replace(config, lr=lr)})
+         f"lr = {lr}": replace(config, lr=lr)}, number=3)
 
 # %% [markdown]
 # ### Knob 2: the baseline
@@ -249,12 +358,13 @@ compare({f"lr = {config.lr} (canonical)": config,
 # *My prediction:* …
 
 # %%
-baseline = "none"                           # <- edit me: "none", "running" or "batch"
-batch_size = 1                              # "batch" needs 2 or more
+baseline = "none"       # <- edit me: "none", "running" or "batch"
+batch_size = 1          # "batch" needs 2 or more
 
+edited = replace(config, baseline=baseline, batch_size=batch_size)
 compare({f"baseline = {config.baseline} (canonical)": config,
-         f"baseline = {baseline}, batch of {batch_size}":
-             replace(config, baseline=baseline, batch_size=batch_size)})
+         f"baseline = {baseline}, batch of {batch_size}": edited},
+        number=4)
 
 # %% [markdown]
 # ## Questions

@@ -32,10 +32,9 @@
 # in this lab: every number is computed, not estimated.
 
 # %%
-import matplotlib.pyplot as plt
+import matplotlib
 import numpy as np
 
-from course.policy import softmax
 from course.kl import (
     KLConfig,
     describe_policy,
@@ -45,22 +44,30 @@ from course.kl import (
     sweep,
 )
 from course.paths import RUNS_DIR
+from course.policy import softmax
+from course.reports.png import (
+    LAB_WIDTH, STYLE, new_figure, show_figure)
 from course.runs import read_json
 
-config = KLConfig()                         # the canonical settings of runs/run_005
-pi_ref, rewards = np.asarray(config.pi_ref), np.asarray(config.rewards)
+# the course's figure style, for every plot of this lab
+matplotlib.rcParams.update(STYLE)
+
+config = KLConfig()         # the canonical settings of runs/run_005
+pi_ref = np.asarray(config.pi_ref)
+rewards = np.asarray(config.rewards)
 print(f"{'style':<36} {'π_ref':>6} {'r':>5}")
 for name, p, r in zip(config.actions, pi_ref, rewards, strict=True):
     print(f"{name:<36} {p:6.2f} {r:5.2f}")
 reference_reward = float(pi_ref @ rewards)
 print(f"reference E[r] = {reference_reward:.4f}; "
-      f"π_ref mass on styles with r = 0: {pi_ref[rewards == 0].sum():.2f}")
+      f"π_ref mass on styles with r = 0: "
+      f"{pi_ref[rewards == 0].sum():.2f}")
 
 # %% [markdown]
 # ## The β sweep: the reward-versus-KL frontier
 #
 # For each β of the sweep (log-spaced, as printed below), compute $\pi_\beta$, its expected
-# reward and its KL to the reference. Each point of the plot is one β. Large β sits at the
+# reward and its KL to the reference. Each point of Figure 1 is one β. Large β sits at the
 # origin (the reference itself); small β climbs toward the best style the reference can
 # produce.
 
@@ -71,40 +78,61 @@ reward = np.array([row["expected_reward"] for row in rows])
 kl = np.array([row["kl"] for row in rows])
 print(f"{len(betas)} values of β from {betas[0]:g} to {betas[-1]:g}")
 for row in rows[::6]:
-    print(f"β = {row['beta']:<8.4g} E[r] = {row['expected_reward']:.4f}  KL = {row['kl']:.4f}")
+    beta, r, d = row["beta"], row["expected_reward"], row["kl"]
+    print(f"β = {beta:<8.4g} E[r] = {r:.4f}  KL = {d:.4f}")
 
-# The frontier is monotone: as β grows, both reward and KL can only fall.
+# The frontier is monotone: as β grows, reward and KL can only fall.
 assert np.all(np.diff(reward) <= 0) and np.all(np.diff(kl) <= 0)
 # The same numbers as the committed run.
 summary = read_json(RUNS_DIR / "run_005", "summary.json")
 assert summary["frontier_monotone"] is True
 for row, saved in zip(rows, summary["sweep"], strict=True):
-    assert round(row["expected_reward"], 6) == saved["expected_reward"]
-    assert round(row["kl"], 6) == saved["kl"]
+    for key in ("expected_reward", "kl"):
+        assert round(row[key], 6) == saved[key]
 best = int(np.argmax(rewards))
-limit_kl = -np.log(pi_ref[best])            # all mass on the best style
-print(f"β → 0 limit: E[r] → {rewards[best]}, KL → -log π_ref(best) = {limit_kl:.4f}")
-assert np.isclose(kl[0], limit_kl, atol=1e-6) and np.isclose(reward[0], rewards[best])
+limit_kl = -np.log(pi_ref[best])        # all mass on the best style
+print(f"β → 0 limit: E[r] → {rewards[best]}, "
+      f"KL → -log π_ref(best) = {limit_kl:.4f}")
+assert np.isclose(kl[0], limit_kl, atol=1e-6)
+assert np.isclose(reward[0], rewards[best])
 
 # %%
-fig, ax = plt.subplots(figsize=(7.5, 4.5))
+fig = new_figure(4.2, LAB_WIDTH)
+ax = fig.subplots()
 ax.plot(kl, reward, color="tab:gray", linewidth=1)
-points = ax.scatter(kl, reward, c=np.log10(betas), cmap="viridis", zorder=3)
-last = None                                 # label a point only if it is clear of the last label
+points = ax.scatter(kl, reward, c=np.log10(betas), cmap="viridis",
+                    zorder=3)
+last = None   # a point is labelled only if clear of the last label
 for row in rows:
-    here = np.array([row["kl"] / kl.max(), row["expected_reward"] / reward.max()])
-    if last is None or np.hypot(*(here - last)) > 0.08:
-        ax.annotate(f"β={row['beta']:.3g}", (row["kl"], row["expected_reward"]),
-                    textcoords="offset points", xytext=(6, -11), fontsize=7)
+    here = np.array([row["kl"] / kl.max(),
+                     row["expected_reward"] / reward.max()])
+    if last is None or np.hypot(*(here - last)) > 0.12:
+        ax.annotate(f"β={row['beta']:.3g}",
+                    (row["kl"], row["expected_reward"]),
+                    textcoords="offset points", xytext=(6, -13))
         last = here
-ax.axhline(reference_reward, color="tab:red", linestyle=":", label="π_ref (β → ∞)")
-ax.axhline(rewards[best], color="tab:green", linestyle=":", label="best style only (β → 0)")
+ax.axhline(reference_reward, color="tab:red", linestyle=":",
+           label="π_ref (β → ∞)")
+ax.axhline(rewards[best], color="tab:green", linestyle=":",
+           label="best style only (β → 0)")
 fig.colorbar(points, ax=ax, label="log10 β")
-ax.set(xlabel="KL(π_β ‖ π_ref)  [nats]", ylabel="expected reward E[r]",
-       title="Reward gained versus drift from the reference, one point per β")
-ax.legend(fontsize=8, loc="lower right")
-fig.tight_layout()
-plt.show()
+ax.set(xlabel="KL(π_β ‖ π_ref)  [nats]",
+       ylabel="expected reward E[r]",
+       title="Reward gained versus drift, one point per β")
+ax.legend(loc="lower right")
+show_figure(
+    fig, 1,
+    caption="The reward-versus-KL frontier of run_005: one point per "
+            "β, from the reference at the origin to the best style "
+            "alone.",
+    alt=f"Scatter plot with a line through {len(rows)} points, one "
+        f"per β from {betas[0]:g} to {betas[-1]:g}, coloured by "
+        f"log10 β: expected reward against KL to the reference. At "
+        f"large β the points sit at KL 0 and reward "
+        f"{reward[-1]:.2f}, near the reference's "
+        f"{reference_reward:.2f}; the curve rises steeply, then "
+        f"flattens, to KL {kl[0]:.2f} and reward {reward[0]:.2f}, "
+        f"the best style's reward, at β = {betas[0]:g}.")
 
 # %% [markdown]
 # The curve is steep near the origin and flat near the top: the first nats of drift buy a lot
@@ -112,7 +140,8 @@ plt.show()
 
 # %%
 at = {round(row["beta"], 6): row for row in rows}
-near = (at[1.0]["expected_reward"] - reference_reward) / at[1.0]["kl"]
+near = ((at[1.0]["expected_reward"] - reference_reward)
+        / at[1.0]["kl"])
 far = ((at[0.01]["expected_reward"] - at[0.1]["expected_reward"])
        / (at[0.01]["kl"] - at[0.1]["kl"]))
 print(f"from π_ref to β = 1:   {near:.3f} reward per nat")
@@ -126,35 +155,54 @@ assert near > 10 * far
 # %% [markdown]
 # ## Three policies next to the reference
 #
-# Three values of β, from a strong leash to a weak one. Watch where the mass goes: first away
-# from the styles that earn 0, then onto the best style.
+# Figure 2 shows three values of β, from a strong leash to a weak one. Watch where the mass
+# goes: first away from the styles that earn 0, then onto the best style.
 
 # %%
 shown = (10.0, 1.0, 0.1)
-policies = {beta: kl_regularized_optimum(pi_ref, rewards, beta) for beta in shown}
-fig, ax = plt.subplots(figsize=(8, 5))
+policies = {beta: kl_regularized_optimum(pi_ref, rewards, beta)
+            for beta in shown}
+viridis = matplotlib.colormaps["viridis"]
+fig = new_figure(5.2, LAB_WIDTH)
+ax = fig.subplots()
 y = np.arange(len(config.actions))
 height = 0.2
-ax.barh(y - 1.5 * height, pi_ref, height, color="black", label="π_ref")
+ax.barh(y - 1.5 * height, pi_ref, height, color="black",
+        label="π_ref")
 for i, (beta, pi) in enumerate(policies.items(), start=1):
-    ax.barh(y + (i - 1.5) * height, pi, height, color=plt.cm.viridis(i / 4),
+    ax.barh(y + (i - 1.5) * height, pi, height, color=viridis(i / 4),
             label=f"π_β, β = {beta:g}")
-ax.set_yticks(y, [f"{name} (r={r:g})" for name, r in zip(config.actions, rewards, strict=True)],
-              fontsize=8)
+labels = [f"{name} (r={r:g})"
+          for name, r in zip(config.actions, rewards, strict=True)]
+ax.set_yticks(y, labels)
 ax.invert_yaxis()
-ax.set(xlabel="probability", title="The optimum for three values of β")
-ax.legend(fontsize=8, loc="lower right")
-fig.tight_layout()
-plt.show()
+ax.set(xlabel="probability",
+       title="The optimum for three values of β")
+ax.legend(loc="lower right")
+zero_mass = [policies[beta][rewards == 0].sum() for beta in shown]
+show_figure(
+    fig, 2,
+    caption="The reference and the KL-regularised optimum for "
+            "β = 10, 1 and 0.1: the mass leaves the styles that earn "
+            "0, then gathers on the best style.",
+    alt=f"Horizontal grouped bar chart of the probability of each "
+        f"of the {len(y)} styles under π_ref and under π_β for "
+        f"β = 10, 1 and 0.1. The mass on styles that earn 0 falls "
+        f"from {pi_ref[rewards == 0].sum():.2f} under π_ref to "
+        + ", ".join(f"{m:.2f}" for m in zero_mass)
+        + f"; at β = 0.1 the style '{config.actions[best]}' holds "
+        f"{policies[0.1][best]:.2f} of it.")
 
 for beta in shown:
     pi = policies[beta]
-    print(f"β = {beta:<5g} E[r] = {pi @ rewards:.4f}  KL = {kl_divergence(pi, pi_ref):.4f}  "
+    print(f"β = {beta:<5g} E[r] = {pi @ rewards:.4f}  "
+          f"KL = {kl_divergence(pi, pi_ref):.4f}  "
           f"mass on r = 0 styles: {pi[rewards == 0].sum():.4f}")
 
-zero_mass = [policies[beta][rewards == 0].sum() for beta in shown]
-assert pi_ref[rewards == 0].sum() > zero_mass[0] > zero_mass[1] > zero_mass[2]
-assert int(np.argmax(policies[0.1])) == best   # the weak leash puts most mass on the best style
+assert pi_ref[rewards == 0].sum() > zero_mass[0] > zero_mass[1]
+assert zero_mass[1] > zero_mass[2]
+# the weak leash puts most mass on the best style
+assert int(np.argmax(policies[0.1])) == best
 
 # %% [markdown]
 # `describe_policy` prints one of them as a table, the same as `course kl --beta 1`:
@@ -173,59 +221,78 @@ print(describe_policy(config, 1.0))
 # $$\nabla_\theta F = \pi \odot \big(\tilde r - \mathbb{E}_\pi[\tilde r]\big),$$
 #
 # the same shape as the bandit's exact update, $\pi \odot (\bar r - J)$. First check that
-# formula against finite differences of `kl_objective`, then climb.
+# formula against finite differences of `kl_objective`, then climb (Figure 3).
 
 # %%
-beta = 0.3                                  # one β for the check (a smaller β needs more steps)
-lr, iterations = 4.0, 1000                  # step size on θ, number of ascent steps
+beta = 0.3       # one β for the check (a smaller β needs more steps)
+lr, iterations = 4.0, 1000   # step size on θ, number of ascent steps
 
 
 def grad_F(theta: np.ndarray) -> np.ndarray:
-    """∇θ F(softmax(θ)) = π ⊙ (r̃ - E_π[r̃]), with r̃ = r - β log(π / π_ref)."""
+    """∇θ F(softmax(θ)) = π ⊙ (r̃ - E_π[r̃]),
+    with r̃ = r - β log(π / π_ref)."""
     pi = softmax(theta)
     shaped = rewards - beta * np.log(pi / pi_ref)
     return pi * (shaped - pi @ shaped)
 
 
-theta_test = np.linspace(-1.0, 1.0, len(rewards))          # any point will do
+def F(theta: np.ndarray) -> float:
+    """The objective at π = softmax(θ)."""
+    return kl_objective(softmax(theta), pi_ref, rewards, beta)
+
+
+theta_test = np.linspace(-1.0, 1.0, len(rewards))  # any point will do
 eps = 1e-6
-numeric = np.array([(kl_objective(softmax(theta_test + eps * e), pi_ref, rewards, beta)
-                     - kl_objective(softmax(theta_test - eps * e), pi_ref, rewards, beta))
-                    / (2 * eps) for e in np.eye(len(rewards))])
+steps = eps * np.eye(len(rewards))
+numeric = np.array([(F(theta_test + e) - F(theta_test - e))
+                    / (2 * eps) for e in steps])
 assert np.allclose(grad_F(theta_test), numeric, atol=1e-8)
 print("analytic gradient matches finite differences")
 
 theta = np.zeros(len(rewards))              # the uniform policy
 objective = []
 for _ in range(iterations):
-    objective.append(kl_objective(softmax(theta), pi_ref, rewards, beta))
+    objective.append(F(theta))
     theta = theta + lr * grad_F(theta)      # θ <- θ + lr ∇θ F
 ascended = softmax(theta)
 closed = kl_regularized_optimum(pi_ref, rewards, beta)
 f_closed = kl_objective(closed, pi_ref, rewards, beta)
 gap = np.abs(ascended - closed).max()
-print(f"β = {beta}: F(closed form) = {f_closed:.6f}, F after {iterations} steps = "
-      f"{kl_objective(ascended, pi_ref, rewards, beta):.6f}")
+print(f"β = {beta}: F(closed form) = {f_closed:.6f}, "
+      f"F after {iterations} steps = {F(theta):.6f}")
 print(f"largest difference between the two policies: {gap:.1e}")
 
-assert gap < 1e-8                                          # it lands on the formula
-assert max(objective) <= f_closed + 1e-12                  # nothing beats the closed form
-assert np.all(np.diff(objective) >= -1e-12)                # and the climb never goes down
+assert gap < 1e-8                     # it lands on the formula,
+assert max(objective) <= f_closed + 1e-12    # nothing beats it,
+assert np.all(np.diff(objective) >= -1e-12)  # and F never goes down
 
 # %%
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
-left.plot(objective, color="tab:blue", label="F(softmax(θ)) during ascent")
-left.axhline(f_closed, color="tab:green", linestyle="--", label="F(π_β), closed form")
-left.set(xlabel="ascent step", ylabel="E[r] − β·KL", title=f"Climbing F, β = {beta}")
-left.legend(fontsize=8, loc="lower right")
+fig = new_figure(5.2, LAB_WIDTH)
+top, bottom = fig.subplots(2, 1)
+top.plot(objective, color="tab:blue",
+         label="F(softmax(θ)) during ascent")
+top.axhline(f_closed, color="tab:green", linestyle="--",
+            label="F(π_β), closed form")
+top.set(xlabel="ascent step", ylabel="E[r] − β·KL",
+        title=f"Climbing F, β = {beta}")
+top.legend(loc="lower right")
 distance = f_closed - np.array(objective)
-below = np.flatnonzero(distance < 1e-14)                   # below this, rounding noise only
+# below 1e-14, the distance is rounding noise only
+below = np.flatnonzero(distance < 1e-14)
 shown_steps = int(below[0]) if below.size else iterations
-right.semilogy(distance[:shown_steps], color="tab:blue")
-right.set(xlabel="ascent step", ylabel="F(π_β) − F(π_t)  (log scale)",
-          title="Distance to the optimum (until it reaches 1e-14)")
-fig.tight_layout()
-plt.show()
+bottom.semilogy(distance[:shown_steps], color="tab:blue")
+bottom.set(xlabel="ascent step", ylabel="F(π_β) − F(π_t)",
+           title="Distance to the optimum, log scale (until 1e-14)")
+show_figure(
+    fig, 3,
+    caption=f"Gradient ascent on F from the uniform policy, "
+            f"β = {beta}: it climbs to the closed form's value and "
+            f"never passes it.",
+    alt=f"Top: F during {iterations} ascent steps, rising from "
+        f"{objective[0]:.3f} to the dashed line of the closed form's "
+        f"{f_closed:.3f}. Bottom: the distance to that value on a "
+        f"log scale, falling from {distance[0]:.1e} to below 1e-14 "
+        f"by step {shown_steps}.")
 
 # %% [markdown]
 # ## Your turn: edit the reward
@@ -239,7 +306,8 @@ plt.show()
 # - at a weak leash (β = 0.1), where does the mass go, and what happens to the probability of
 #   the style the strict scorer wants?
 # - does a strong leash (β = 10) protect you from the loophole?
-# - which curve ends higher on the reward axis, and what is that reward actually measuring?
+# - which curve of Figure 4 ends higher on the reward axis, and what is that reward actually
+#   measuring?
 #
 # *My prediction:* …
 #
@@ -249,39 +317,63 @@ plt.show()
 
 # %%
 my_rewards = list(config.rewards)
-my_rewards[config.actions.index("The answer is <int>.")] = 1.0   # <- edit me
+loophole = config.actions.index("The answer is <int>.")
+my_rewards[loophole] = 1.0                  # <- edit me
+mine = np.asarray(my_rewards)
 
 edited = KLConfig(rewards=tuple(my_rewards))
 edited_rows = sweep(edited)
-edited_reward = np.array([row["expected_reward"] for row in edited_rows])
-edited_kl = np.array([row["kl"] for row in edited_rows])
-# Whatever the rewards, the frontier stays monotone: d E[r] / dβ = -Var_π(r) / β² <= 0.
-assert np.all(np.diff(edited_reward) <= 1e-12) and np.all(np.diff(edited_kl) <= 1e-12)
+edited_reward = np.array([r["expected_reward"] for r in edited_rows])
+edited_kl = np.array([r["kl"] for r in edited_rows])
+# Whatever the rewards, the frontier stays monotone:
+# d E[r] / dβ = -Var_π(r) / β² <= 0.
+assert np.all(np.diff(edited_reward) <= 1e-12)
+assert np.all(np.diff(edited_kl) <= 1e-12)
 
 watched = 0.1
-pi_edit = kl_regularized_optimum(pi_ref, np.asarray(my_rewards), watched)
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(1, 1.2))
-left.plot(kl, reward, "o-", markersize=3, label="original rewards")
-left.plot(edited_kl, edited_reward, "s-", markersize=3, label="your rewards")
-left.set(xlabel="KL(π_β ‖ π_ref)  [nats]", ylabel="expected reward (under its own rewards)",
-         title="The frontier, before and after the edit")
-left.legend(fontsize=8, loc="lower right")
+pi_edit = kl_regularized_optimum(pi_ref, mine, watched)
+fig = new_figure(7.4, LAB_WIDTH)
+top, bottom = fig.subplots(2, 1, height_ratios=(1, 1.3))
+top.plot(kl, reward, "o-", markersize=3, label="original rewards")
+top.plot(edited_kl, edited_reward, "s-", markersize=3,
+         label="your rewards")
+top.set(xlabel="KL(π_β ‖ π_ref)  [nats]",
+        ylabel="E[r] (its own rewards)",
+        title="The frontier, before and after the edit")
+top.legend(loc="lower right")
 y = np.arange(len(config.actions))
-right.barh(y - 0.2, policies[watched], 0.4, label=f"original, β = {watched:g}")
-right.barh(y + 0.2, pi_edit, 0.4, label=f"your rewards, β = {watched:g}")
-right.set_yticks(y, config.actions, fontsize=8)
-right.invert_yaxis()
-right.set(xlabel="probability", title="Where the mass goes")
-right.legend(fontsize=8, loc="lower right")
-fig.tight_layout()
-plt.show()
+bottom.barh(y - 0.2, policies[watched], 0.4,
+            label=f"original, β = {watched:g}")
+bottom.barh(y + 0.2, pi_edit, 0.4,
+            label=f"your rewards, β = {watched:g}")
+bottom.set_yticks(y, config.actions)
+bottom.invert_yaxis()
+bottom.set(xlabel="probability", title="Where the mass goes")
+bottom.legend(loc="lower right")
+top_style = config.actions[int(np.argmax(pi_edit))]
+show_figure(
+    fig, 4,
+    caption="Your rewards against the original ones: the frontier "
+            "each one draws, and where the optimum puts its mass at "
+            f"β = {watched:g}.",
+    alt=f"Top: two reward-versus-KL frontiers; the original ends at "
+        f"reward {reward[0]:.2f} and KL {kl[0]:.2f}, yours at reward "
+        f"{edited_reward[0]:.2f} and KL {edited_kl[0]:.2f}, each "
+        f"under its own rewards. Bottom: paired horizontal bars of "
+        f"each style's probability at β = {watched:g}; under your "
+        f"rewards the style '{top_style}' holds "
+        f"{pi_edit.max():.2f}, and the style the strict scorer pays "
+        f"most holds {pi_edit[best]:.2f} (originally "
+        f"{policies[watched][best]:.2f}).")
 
-strict_best = config.actions.index("Final: <int>, after checking")
+print(f"P(best) = P({config.actions[best]}),")
+print("    the style the strict scorer pays most")
+print(f"{'β':<4}  {'your E[r]':>9}  {'strict E[r]':>11}  "
+      f"{'P(best)':>7}")
 for beta_check in (10.0, 1.0, watched):
-    pi = kl_regularized_optimum(pi_ref, np.asarray(my_rewards), beta_check)
-    print(f"β = {beta_check:<4g} your E[r] = {pi @ np.asarray(my_rewards):.4f}  "
-          f"strict-scorer E[r] = {pi @ rewards:.4f}  "
-          f"P({config.actions[strict_best]}) = {pi[strict_best]:.4f}")
+    pi = kl_regularized_optimum(pi_ref, mine, beta_check)
+    print(f"{beta_check:<4g}  {pi @ mine:9.4f}  "
+          f"{pi @ rewards:11.4f}  {pi[best]:7.4f}")
 
 # %% [markdown]
 # The second column is the one to watch: the expected reward **under the strict scorer** of a

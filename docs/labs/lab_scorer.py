@@ -25,9 +25,15 @@
 # %%
 from collections import Counter
 
-import matplotlib.pyplot as plt
+import matplotlib
+from matplotlib.ticker import MaxNLocator
 
+from course.reports.png import (
+    LAB_WIDTH, STYLE, new_figure, show_figure)
 from course.scorer import SCORER_VERSION, score
+
+# the course's figure style, for every plot of this lab
+matplotlib.rcParams.update(STYLE)
 
 example = {
     "id": "lab-1",
@@ -69,13 +75,24 @@ print(f"mean reward = {mean_reward:.3f}")
 
 # %% [markdown]
 # ## Failures by cause
+#
+# Figure 1 counts the completions by outcome code: the reason the scorer gives for each
+# reward.
 
 # %%
 codes = Counter(r["details"]["code"] for r in results)
-fig, ax = plt.subplots(figsize=(6, 2.8))
+fig = new_figure(2.6, LAB_WIDTH)
+ax = fig.subplots()
 ax.barh(list(codes), list(codes.values()), color="tab:blue")
 ax.invert_yaxis()
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 ax.set_xlabel("completions")
 ax.set_title(f"Outcome codes ({SCORER_VERSION})")
-fig.tight_layout()
-plt.show()
+counted = ", ".join(f"{code} {n}" for code, n in codes.items())
+show_figure(
+    fig, 1,
+    caption=f"The {len(results)} completions by outcome code: only "
+            f"'correct' earns a reward, and each failing code names "
+            f"its own reason.",
+    alt=f"Horizontal bar chart of the outcome codes of the "
+        f"{len(results)} completions: {counted}.")

@@ -24,24 +24,58 @@
 # PPO, no critic, no framework. It is a demonstration you read and run, not training
 # infrastructure.
 #
-# $$\log \pi_\theta(y \mid x) = \sum_t \log \pi_\theta(y_t \mid x, y_{<t}), \qquad
-# \hat g = \frac{1}{B}\sum_i A_i \sum_t \nabla_\theta \log \pi_\theta(y_{i,t} \mid x_i,
-# y_{i,<t}).$$
+# A completion's log-probability is the sum of its pieces' log-probabilities, and the update
+# for a batch of $B$ completions weighs each completion's sum by its advantage $A_i$:
+#
+# $$\log \pi_\theta(y \mid x) = \sum_t \log \pi_\theta(y_t \mid x, y_{<t}),$$
+#
+# $$\hat g = \frac{1}{B}\sum_i A_i \sum_t \nabla_\theta
+# \log \pi_\theta(y_{i,t} \mid x_i, y_{i,<t}).$$
 
 # %%
-import matplotlib.pyplot as plt
+import matplotlib
 import numpy as np
 
-from course.learn import LearnConfig, log_table, setup, slow_motion, train
+from course.formatting import paragraph
+from course.learn import (
+    LOG_HEADER, LOG_LEGEND, LearnConfig, log_line, rewards_of, setup,
+    slow_motion, train)
 from course.paths import RUNS_DIR
+from course.reports.png import (
+    LAB_WIDTH, STYLE, new_figure, show_figure)
 from course.runs import read_json
-from course.token_policy import PIECES, Vocabulary, learner_for, sample
+from course.scorer import score
+from course.token_policy import (
+    PIECES, Vocabulary, learner_for, sample)
+
+# the course's figure style, for every plot of this lab
+matplotlib.rcParams.update(STYLE)
+WIDTH = 73      # characters: what this page's output box shows whole
+
+
+def narrow(text: str) -> str:
+    """`text` wrapped again to `WIDTH`, paragraph by paragraph (a
+    line, then the lines under it indented by two spaces); a table
+    row is kept as it is."""
+    lines: list[str] = []
+    prose = False          # is the line above part of a paragraph?
+    for line in text.split("\n"):
+        if prose and line.startswith("  ") and line[2:3] != " ":
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+            prose = not line.startswith(" ")
+    return "\n".join(line if line.startswith(" ")
+                     else paragraph(line, width=WIDTH)
+                     for line in lines)
+
 
 vocab = Vocabulary()
 print(f"{'piece':<16} cl100k_base ids")
 for text, ids in PIECES:
     print(f"{text!r:<16} {list(ids)}")
-assert vocab.size == 21 and vocab.encode("Final: 323") == [1, 2, 3, 8, 7, 8, 0]
+assert vocab.size == 21
+assert vocab.encode("Final: 323") == [1, 2, 3, 8, 7, 8, 0]
 
 # %% [markdown]
 # The tokenizer of Milestone 3 agrees on every piece that is one real token (and shows that
@@ -54,7 +88,8 @@ from course.tokens import tokenize
 
 for text, ids in PIECES[1:]:
     assert [token for token, _ in tokenize(text)] == list(ids), text
-print("Final: 323 in cl100k_base:", tokenize("Final: 323"))
+print("Final: 323 in cl100k_base:")
+print("   ", tokenize("Final: 323"))
 
 # %% [markdown]
 # ## The reference policy, counted from the snapshot
@@ -69,18 +104,21 @@ print("Final: 323 in cl100k_base:", tokenize("Final: 323"))
 # %%
 config = LearnConfig()
 problems, reference, fit = setup(config)
-print(f"counted {fit['used']} frozen completions; skipped {len(fit['skipped'])}:")
-for text in fit["skipped"]:
+skipped = fit["skipped"]
+print(f"counted {fit['used']} frozen completions; "
+      f"skipped {len(skipped)}:")
+for text in skipped:
     print("   ", repr(text))
 
 rng = np.random.default_rng(0)
-fresh = sample(reference, np.repeat(np.arange(len(problems)), 16), rng)
-from course.learn import rewards_of
-from course.scorer import score
+prompts = np.repeat(np.arange(len(problems)), 16)
+fresh = sample(reference, prompts, rng)
 
 pass_rate = rewards_of(score, problems, fresh).mean()
 print(f"fresh samples of the reference pass {pass_rate:.3f}")
-print("eight of its completions for dev-001:", fresh.texts[:8])
+print("eight of its completions for dev-001:")
+for row in (fresh.texts[:4], fresh.texts[4:8]):
+    print("   ", ", ".join(map(repr, row)))
 assert fit["used"] == 54 and 0.35 < pass_rate < 0.55
 
 # %% [markdown]
@@ -96,7 +134,9 @@ assert fit["used"] == 54 and 0.35 < pass_rate < 0.55
 
 # %%
 learner = learner_for(reference, len(problems))
-print(slow_motion(learner, problems, config, np.random.default_rng(0)))
+rng = np.random.default_rng(0)
+story = slow_motion(learner, problems, config, rng)
+print(narrow(story))
 
 # %% [markdown]
 # All of them move the same way, the sign of A: the one scalar reaches every piece through
@@ -107,17 +147,35 @@ print(slow_motion(learner, problems, config, np.random.default_rng(0)))
 #
 # **Predict**: after 60 updates of 8 fresh completions per problem, strict pass@1 goes from
 # about 0.44 to what? And the KL to the reference, from 0 to what order of magnitude?
+#
+# The table shows every tenth step; Figure 1 draws all sixty.
 
 # %%
 logs = train(LearnConfig(steps=60), np.random.default_rng(0)).logs
-print(log_table(logs[::10] + logs[-1:]))
-fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.plot([e.step for e in logs], [e.pass_at_1 for e in logs], label="strict pass@1 (fresh)")
-ax.plot([e.step for e in logs], [e.kl for e in logs], label="KL to reference (nats)")
-ax.set(xlabel="update step", ylim=(0, 1.2))
-ax.legend()
-plt.show()
+print(narrow(LOG_LEGEND))
+print(LOG_HEADER)
+for entry in logs[::10] + logs[-1:]:
+    print(log_line(entry))
 assert logs[-1].pass_at_1 > logs[0].pass_at_1 + 0.1
+
+steps = [e.step for e in logs]
+fig = new_figure(2.9, LAB_WIDTH)
+ax = fig.subplots()
+ax.plot(steps, [e.pass_at_1 for e in logs],
+        label="strict pass@1 (fresh samples)")
+ax.plot(steps, [e.kl for e in logs],
+        label="KL to the reference (nats)")
+ax.set(xlabel="update step", ylim=(0, 1.2))
+ax.legend(loc="upper left")
+first, last = logs[0], logs[-1]
+show_figure(
+    fig, 1,
+    caption=f"Sixty updates on fresh samples: strict pass@1 climbs "
+            f"while the policy drifts from the reference.",
+    alt=f"Line chart over {len(logs)} update steps: strict pass@1 "
+        f"rises from {first.pass_at_1:.2f} to {last.pass_at_1:.2f}, "
+        f"and the KL to the reference from {first.kl:.2f} to "
+        f"{last.kl:.2f} nats.")
 
 # %% [markdown]
 # ## What the canonical runs measured
@@ -131,18 +189,28 @@ assert logs[-1].pass_at_1 > logs[0].pass_at_1 + 0.1
 select = read_json(RUNS_DIR / "run_009", "summary.json")
 hack = read_json(RUNS_DIR / "run_011", "summary.json")
 sweep = read_json(RUNS_DIR / "run_012", "summary.json")
-print("run_009, equal compute:", select["final"])
-print("run_009, pass@1 and pass@64 before/after:", select["pass_at_1_before_after"],
-      select["pass_at_64_before_after"])
-print("run_011, proxy start/end:", hack["start"]["proxy"], hack["end"]["proxy"],
-      "| strict peak and end:", hack["strict_peak"]["strict"], hack["end"]["strict"])
-print("run_011, the most written exploit in each of seeds 0-4:")
-print("  ", ", ".join(repr(text) for text in hack["over_seeds"]["top_exploit"]))
+print("run_009, equal compute:")
+for key, value in select["final"].items():
+    print(f"    {key:<22} {value}")
+print("run_009, before/after: pass@1",
+      select["pass_at_1_before_after"],
+      "pass@64", select["pass_at_64_before_after"])
+print("run_011, proxy start/end:",
+      hack["start"]["proxy"], hack["end"]["proxy"])
+print("run_011, strict peak and end:",
+      hack["strict_peak"]["strict"], hack["end"]["strict"])
+print("run_011, the most written exploit of each seed:")
+exploits = hack["over_seeds"]["top_exploit"]
+for seed, text in enumerate(exploits):
+    print(f"    seed {seed}: {text!r}")
 for row in sweep["betas"]:
     strict = row["over_seeds"]["final_strict"]
-    print(f"run_012, beta {row['beta']:<5} strict {strict['median']:.3f} "
-          f"[{strict['min']:.3f}, {strict['max']:.3f}] over seeds 0-4")
-assert hack["end"]["strict"] < hack["start"]["strict"] < hack["end"]["proxy"]
+    low, high = strict["min"], strict["max"]
+    print(f"run_012, beta {row['beta']:<5} "
+          f"strict {strict['median']:.3f} "
+          f"[{low:.3f}, {high:.3f}] over seeds 0-4")
+start, end = hack["start"], hack["end"]
+assert end["strict"] < start["strict"] < end["proxy"]
 
 # %% [markdown]
 # ## Try it
