@@ -263,3 +263,12 @@ def test_progress_bar_is_silent_in_ci_and_in_pipes(monkeypatch):
     assert progress.bar(items, 3, "x", Terminal()) is items
     monkeypatch.delenv("CI")
     assert progress.bar(items, 3, "x", io.StringIO()) is items
+
+
+def test_a_claim_over_seeds_is_a_count_with_its_wilson_interval():
+    from course.evaluation import in_how_many_seeds, wilson_interval
+    assert in_how_many_seeds([True] * 9 + [False]) == "9 of 10 seeds (95% interval 0.60 to 0.98)"
+    lo, _ = wilson_interval(5, 5)
+    assert in_how_many_seeds([1, 1, 1, 1, 1]) == f"5 of 5 seeds (95% interval {lo:.2f} to 1.00)"
+    assert lo < 0.6                       # five of five is far from "always"
+    assert in_how_many_seeds([0, 0]).startswith("0 of 2 seeds (95% interval 0.00 to ")

@@ -236,7 +236,10 @@ def test_data_generate_refuses_a_negative_seed(seed, tmp_path, capsys):
 def test_a_diverging_run_saves_nothing_and_says_which_field(tmp_path, capsys):
     code, out, err = run(capsys, "learn", "--lr", "1e308", "--beta", "1e308", "--steps", "5",
                          "--out", tmp_path / "r", "--note", "n")
-    errors = [line for line in err.splitlines() if line.startswith("course learn:")]
+    said = [line for line in err.splitlines() if line.startswith("course learn:")]
+    # first the warning that lr 1e308 is far outside the measured stable region, then the error
+    assert said[0].startswith("course learn: warning: lr 1e+308 is above 10")
+    errors = said[1:]
     assert code == 2 and len(errors) == 1 and "JSON has no NaN or infinity" in errors[0]
     assert "field '" in errors[0] and out == ""
     assert list(tmp_path.iterdir()) == []

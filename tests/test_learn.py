@@ -146,3 +146,91 @@ def test_grpo_divides_each_completion_by_its_length_and_the_others_do_not():
         expected = (update.advantage / update.rollouts.lengths if rule == "grpo"
                     else update.advantage)
         np.testing.assert_allclose(update.weight, expected)
+
+
+# -- dynamic sampling, a held-out split, the stable region -----------------------------------------
+
+def test_dynamic_sampling_draws_all_equal_groups_again_and_counts_what_it_drew():
+    problems, reference, _ = setup(SHORT)
+    plain_config = LearnConfig(steps=1, batch_size=4)
+    dynamic_config = LearnConfig(steps=1, batch_size=4, redraws=3)
+    plain_update = collect(learner_for(reference, len(problems)), problems, plain_config,
+                           np.random.default_rng(0))
+    dynamic_update = collect(learner_for(reference, len(problems)), problems, dynamic_config,
+                             np.random.default_rng(0))
+
+    def all_equal(update) -> int:
+        groups = update.reward.reshape(-1, 4)
+        return int((groups.min(axis=1) == groups.max(axis=1)).sum())
+
+    assert plain_update.drawn == 4 * len(problems)
+    assert all_equal(plain_update) > all_equal(dynamic_update) >= 0
+    # every group drawn again is a whole group: the extra draws come in fours
+    assert dynamic_update.drawn > plain_update.drawn
+    assert (dynamic_update.drawn - plain_update.drawn) % 4 == 0
+    # a group is drawn again only while all-equal, so at most 3 times as many extra draws
+    assert dynamic_update.drawn <= plain_update.drawn + 3 * 4 * all_equal(plain_update)
+    # the texts, ids and rewards still belong together after the re-draws
+    from course.learn import rewards_of
+    from course.rubrics import RUBRICS
+    assert dynamic_update.rollouts.texts == [
+        reference.vocab.render(row.tolist()) for row in dynamic_update.rollouts.ids]
+    np.testing.assert_array_equal(
+        dynamic_update.reward, rewards_of(RUBRICS["strict"], problems, dynamic_update.rollouts))
+
+
+def test_a_held_out_prompt_is_never_trained_on():
+    config = LearnConfig(steps=5, batch_size=4, held_out=True)
+    run = train(config, np.random.default_rng(0))
+    rows = run.learner.tables[1].reshape(len(run.problems), -1, run.learner.vocab.size)
+    assert np.abs(rows[0::2]).sum() > 0                 # the trained prompts' own rows moved
+    assert (rows[1::2] == 0).all()                      # the held-out prompts' rows never did
+    assert run.learner.shared_by == ((len(run.problems) + 1) // 2, 1)
+
+
+@pytest.mark.parametrize(("beta", "lr", "warns"), [
+    (0.0, 10.0, False), (0.2, 10.0, False), (2.0, 1.0, False),     # beta x lr <= 2, lr <= 10
+    (0.0, 30.0, True), (0.5, 10.0, True), (2.0, 3.0, True)])       # measured to run away
+def test_a_config_outside_the_measured_stable_region_warns(beta, lr, warns):
+    import warnings
+
+    from course.learn import UnstableConfigWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LearnConfig(beta=beta, lr=lr)
+    said = [str(w.message) for w in caught if w.category is UnstableConfigWarning]
+    assert len(said) == warns and all("\n" not in line for line in said)
+
+
+def test_the_command_warns_in_one_line_outside_the_stable_region(capsys):
+    assert main(["learn", "--beta", "2", "--lr", "3", "--steps", "1", "--batch-size", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("course learn: warning: beta x lr = 6 is above 2: the KL term overshoots "
+                   "and the policy may drift further, not less (keep lr <= 1 at beta 2)\n")
+
+
+def test_each_distinct_completion_is_scored_once():
+    from course.learn import rewards_of
+    from course.token_policy import Rollouts
+    calls = []
+
+    def counting(problem, text):
+        calls.append((problem["id"], text))
+        return {"reward": float(text == "Final: 1")}
+
+    problems = [{"id": "a"}, {"id": "b"}]
+    rollouts = Rollouts(np.array([0, 0, 1, 1, 0]), np.zeros((5, 1), int),
+                        ["Final: 1", "Final: 1", "Final: 1", "x", "x"])
+    assert rewards_of(counting, problems, rollouts).tolist() == [1, 1, 1, 0, 0]
+    assert sorted(calls) == [("a", "Final: 1"), ("a", "x"), ("b", "Final: 1"), ("b", "x")]
+
+
+def test_at_the_matched_step_size_grpos_first_update_is_as_long_as_rloos():
+    from dataclasses import replace
+
+    from course.reports.learn_family import CONFIG, first_step_length, matched_lr
+    lr = matched_lr(CONFIG)
+    rloo = first_step_length(replace(CONFIG, advantage="rloo"))
+    grpo = first_step_length(replace(CONFIG, advantage="grpo", lr=lr))
+    assert lr > CONFIG.lr                        # at the same lr, GRPO's steps are shorter
+    assert abs(grpo / rloo - 1) < 0.05 / lr      # equal but for lr's rounding to 0.1

@@ -50,6 +50,7 @@ by `course.reports.learn` and its siblings; the command is `course learn`
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -81,6 +82,9 @@ MAX_BATCH_SIZE = 1_024
 """Upper bound on `batch_size`, far above the lessons' 8: a step samples B completions for every
 prompt at once, token by token (about 190 MB and 3 s a step at this bound; an unbounded B asked
 numpy for 44.7 GiB at 10^8)."""
+MAX_REDRAWS = 10
+"""Upper bound on `redraws`: a prompt the policy always solves (or never does) would otherwise
+be drawn again without end."""
 MAX_STEPS = 10_000
 """Upper bound on `steps`, a hundred times the lessons' 100: every step's log is kept, and a
 step takes a few hundredths of a second at the default batch size."""
@@ -97,9 +101,8 @@ class LearnConfig:
     """KL coefficient β >= 0: the price of drifting from the reference, in reward per nat."""
     lr: float = 1.0
     """Step size on the tables of logits, finite and > 0 (divided per table by how many problems
-    share it). Measured stable on the strict reward (`scripts/stability_sweep.py`, 5 seeds x
-    100 steps): 0.3 to 1 for every β from 0 to 1, up to 3 for β <= 0.5, up to 10 for β <= 0.2.
-    Beyond that the KL runs away in some seeds (lr 30 at any β; lr 10 at β = 0.5)."""
+    share it). Stable where β · lr <= 2 and lr <= 10 (`STABLE_BETA_LR`, `STABLE_LR`); outside,
+    the config warns (`stability_warning`)."""
     advantage: str = "rloo"
     """How a sample's advantage is computed from its group's rewards: one of `ADVANTAGES`
     (`rloo`, `grpo`, `dr_grpo`)."""
@@ -108,14 +111,28 @@ class LearnConfig:
     `MAX_BATCH_SIZE`."""
     steps: int = 100
     """Updates, 1 to `MAX_STEPS`."""
+    held_out: bool = False
+    """Hold out every other prompt (the odd positions of `problems`): it is never sampled for
+    an update, so its pass@1 measures what carries over to prompts the policy never trained
+    on. False (the default): train on every prompt, and train = eval."""
+    redraws: int = 0
+    """Dynamic sampling (DAPO, Yu et al. 2025), 0 to `MAX_REDRAWS`: a prompt whose B samples
+    all earn the same reward is drawn again, up to this many times per step, so that its group
+    teaches something; the extra samples are the price. 0 (the default): never."""
     seed: int = 0
     """Seed of the run's one generator (numpy's default PCG64), >= 0."""
     problems: Path = DATA_DIR / "problems" / "dev.jsonl"
-    """The prompts; the policy is trained and measured on all of them."""
+    """The prompts; the policy is trained and measured on all of them (unless `held_out`)."""
     snapshot: Path = DATA_DIR / "rollouts" / "frozen_v1.jsonl"
     """The frozen rollouts the reference policy is counted from."""
 
     def __post_init__(self) -> None:
+        self._check()
+        if (warning := stability_warning(self)) is not None:
+            warnings.warn(warning, UnstableConfigWarning, stacklevel=3)
+
+    def _check(self) -> None:
+        """Refuse a setting out of range, every problem in one line."""
         problems = []
         if self.reward not in RUBRICS:
             problems.append(f"reward: must be one of {', '.join(RUBRICS)}, got {self.reward!r}")
@@ -130,11 +147,56 @@ class LearnConfig:
             count_problem("batch_size", self.batch_size, 2, MAX_BATCH_SIZE,
                           "one step samples that many completions for every prompt at once",
                           why_low="leave-one-out baseline"),
-            count_problem("steps", self.steps, 1, MAX_STEPS, "every step is kept for the log")])
+            count_problem("steps", self.steps, 1, MAX_STEPS, "every step is kept for the log"),
+            count_problem("redraws", self.redraws, 0, MAX_REDRAWS,
+                          "each re-draw samples a whole group again")])
         if self.seed < 0:
             problems.append(f"seed: must be >= 0, got {self.seed}")
         if problems:
             raise ValueError("; ".join(problems))
+
+
+STABLE_BETA_LR = 2.0
+"""β · lr at most 2 was stable in all 10 seeds of `scripts/stability_sweep.py` (strict reward,
+100 steps, β from 0 to 2, lr from 0.3 to 30). At 3 one seed's KL drifted to twice the others'
+(β 1, lr 3), and from 5 on the KL ran away (β 0.5 at lr 10, β 2 at lr 3: 1.9 to 7.0 nats).
+
+Why a product: the penalty pulls each of a problem's own rows back toward the reference like a
+spring of stiffness β (the pull grows with β and with the row's distance), and an update moves
+the row lr times that pull. Gradient steps on a spring are stable only while lr times the
+stiffness stays below 2 (times the softmax's curvature, at most 1): beyond, every step jumps
+past the rest point and lands further out than it started. So a larger β with the same lr can
+make the policy drift *more*, not less."""
+STABLE_LR = 10.0
+"""lr at most 10 was stable at every β that keeps β · lr <= 2; lr 30 ran away even at β = 0."""
+
+
+class UnstableConfigWarning(UserWarning):
+    """A `LearnConfig` outside the region `scripts/stability_sweep.py` measured stable."""
+
+
+def stability_warning(config: LearnConfig) -> str | None:
+    """One line if `config` lies outside the measured stable region (`STABLE_BETA_LR`,
+    `STABLE_LR`), else None."""
+    if config.lr > STABLE_LR:
+        return (f"lr {config.lr:g} is above {STABLE_LR:g}, the largest step size measured "
+                "stable: the KL to the reference may run away")
+    if config.beta * config.lr > STABLE_BETA_LR:
+        return (f"beta x lr = {config.beta * config.lr:g} is above {STABLE_BETA_LR:g}: the KL "
+                f"term overshoots and the policy may drift further, not less (keep lr <= "
+                f"{STABLE_BETA_LR / config.beta:g} at beta {config.beta:g})")
+    return None
+
+
+def trained_prompts(config: LearnConfig, n_problems: int) -> np.ndarray:
+    """The indices of the prompts an update samples: all of them, or with `held_out` the even
+    positions only."""
+    return np.arange(0, n_problems, 2 if config.held_out else 1)
+
+
+def learner_of(config: LearnConfig, reference: Policy, n_problems: int) -> Policy:
+    """A fresh learner at `reference`, its shared rows pulled by the prompts `config` trains."""
+    return learner_for(reference, n_problems, len(trained_prompts(config, n_problems)))
 
 
 def setup(config: LearnConfig) -> tuple[list[Record], Policy, dict[str, Any]]:
@@ -153,9 +215,23 @@ Scorer = Callable[[Mapping[str, Any], Any], Mapping[str, Any]]
 
 
 def rewards_of(scorer: Scorer, problems: Sequence[Record], rollouts: Rollouts) -> np.ndarray:
-    """(N,) the reward of each rendered completion for its own problem."""
-    return np.array([scorer(problems[x], text)["reward"]
-                     for x, text in zip(rollouts.x, rollouts.texts, strict=True)], dtype=float)
+    """(N,) the reward of each rendered completion for its own problem. A scorer is a pure
+    function of (problem, text), so each distinct pair is scored once: a policy that has
+    learned writes the same few completions again and again (a third are distinct)."""
+    paid: dict[tuple[int, str], float] = {}
+    for x, text in zip(rollouts.x.tolist(), rollouts.texts, strict=True):
+        if (x, text) not in paid:
+            paid[x, text] = scorer(problems[x], text)["reward"]
+    return np.array([paid[pair] for pair in zip(rollouts.x.tolist(), rollouts.texts,
+                                                strict=True)], dtype=float)
+
+
+def paid_and_strict(reward: str, problems: Sequence[Record], rollouts: Rollouts
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) what the optimised scorer `reward` pays, and (N,) what the strict scorer pays (the
+    same array when the reward is strict)."""
+    paid = rewards_of(RUBRICS[reward], problems, rollouts)
+    return paid, paid if reward == "strict" else rewards_of(score, problems, rollouts)
 
 
 # -- 3. one update --------------------------------------------------------------------------------
@@ -173,6 +249,7 @@ class Update:
     weight: np.ndarray       # what multiplies Σ_t ∇log π(y_t): A, or A / |y| under GRPO
     entropy: np.ndarray      # -log π_θ(y): its mean estimates the sequence entropy
     log_probs: list[np.ndarray]  # per step, (N, V) log π_θ(· | s_t) before the update
+    drawn: int               # completions sampled: N, plus the groups drawn again (`redraws`)
 
 
 def leave_one_out_baseline(values: np.ndarray, batch_size: int) -> np.ndarray:
@@ -222,10 +299,22 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
     """Sample B fresh completions per prompt from the current learner and score them; the
     advantages are computed, the learner is not changed yet."""
     assert learner.base is not None, "the learner moves relative to its reference"
-    x = np.repeat(np.arange(len(problems)), config.batch_size)
+    x = np.repeat(trained_prompts(config, len(problems)), config.batch_size)
     rollouts = sample(learner, x, rng)                                  # fresh, on-policy
-    reward = rewards_of(RUBRICS[config.reward], problems, rollouts)
-    strict = reward if config.reward == "strict" else rewards_of(score, problems, rollouts)
+    reward, strict = paid_and_strict(config.reward, problems, rollouts)
+    drawn = len(x)
+    for _ in range(config.redraws):         # dynamic sampling: draw all-equal groups again
+        groups = reward.reshape(-1, config.batch_size)
+        flat = np.flatnonzero(groups.min(axis=1) == groups.max(axis=1))
+        if len(flat) == 0:
+            break
+        rows = (flat[:, None] * config.batch_size + np.arange(config.batch_size)).ravel()
+        again = sample(learner, x[rows], rng)
+        rollouts.ids[rows] = again.ids
+        for row, text in zip(rows.tolist(), again.texts, strict=True):
+            rollouts.texts[row] = text
+        reward[rows], strict[rows] = paid_and_strict(config.reward, problems, again)
+        drawn += len(rows)
     # One pass over the steps: each piece's log-probability under the learner and under the
     # reference (token_log_probs of both, without walking the batch twice), and the exact KL.
     mine, ref = np.zeros(rollouts.ids.shape), np.zeros(rollouts.ids.shape)
@@ -246,7 +335,7 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
     # GRPO averages each completion's per-piece terms: A_i · (1/|y_i|) Σ_t ∇log π(y_i,t)
     weight = advantage / rollouts.lengths if config.advantage == "grpo" else advantage
     return Update(rollouts, reward, strict, log_ratio, kl_steps, advantage, weight, -logp,
-                  step_log_probs)
+                  step_log_probs, drawn)
 
 
 def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray, batch_size: int,
@@ -259,15 +348,24 @@ def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray, batch_size
 
     For a log-linear policy, ∇ log π(y_t | s_t) with respect to the row that state s_t reads
     is onehot(y_t) - π(· | s_t): every table a step reads gets the same vector."""
-    grads = [np.zeros_like(table) for table in learner.tables]
-    eye = np.eye(learner.vocab.size)
+    v = learner.vocab.size
+    eye = np.eye(v)
+    rows: list[list[np.ndarray]] = [[] for _ in learner.tables]   # per table, per step: (N,)
+    terms = []                                                     # per step: (N, V)
     for t, (state, y) in enumerate(step_states(learner, rollouts)):
         live = y >= 0
         logp = learner.log_probs(state) if log_probs is None else log_probs[t]
         score_fn = eye[np.maximum(y, 0)] - np.exp(logp)                      # ∇ log π(y_t)
-        weighted = (weight * live)[:, None] * score_fn / batch_size          # w_i ∇ / B
-        for g, feature in zip(grads, learner.features, strict=True):
-            np.add.at(g, feature(state), weighted)
+        terms.append((weight * live)[:, None] * score_fn / batch_size)       # w_i ∇ / B
+        for read, feature in zip(rows, learner.features, strict=True):
+            read.append(feature(state))
+    # Add every step's term into the row it read: one sum per (row, piece) cell of each table
+    # (np.bincount over the flattened cells; np.add.at does the same, four times slower).
+    weighted = np.concatenate(terms).ravel()
+    grads = []
+    for table, read in zip(learner.tables, rows, strict=True):
+        cells = (np.concatenate(read)[:, None] * v + np.arange(v)).ravel()
+        grads.append(np.bincount(cells, weighted, minlength=table.size).reshape(table.shape))
     return grads
 
 
@@ -327,7 +425,7 @@ def train(config: LearnConfig, rng: np.random.Generator,
     """Train from the reference for `config.steps` updates, keeping the raw completions sampled
     at each step listed in `checkpoints` (rule 5 of docs/rules.md, Save raw outputs)."""
     problems, reference, fit = setup(config)
-    learner = learner_for(reference, len(problems))
+    learner = learner_of(config, reference, len(problems))
     logs, saved = [], {}
     for step in range(1, config.steps + 1):
         update = reinforce_step(learner, problems, config, rng)

@@ -220,8 +220,9 @@ def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
         state = state.after(y, policy.vocab)
         if not alive.any():
             break
-    return Rollouts(np.asarray(x), ids, [policy.vocab.render(row[row >= 0].tolist())
-                                         for row in ids])
+    rows = [tuple(row) for row in ids.tolist()]          # -1 padding comes after <eos> only
+    text_of = {row: policy.vocab.render(row) for row in set(rows)}   # each distinct one once
+    return Rollouts(np.asarray(x), ids, [text_of[row] for row in rows])
 
 
 def step_states(policy: Policy, rollouts: Rollouts) -> list[tuple[State, np.ndarray]]:
@@ -297,13 +298,15 @@ def fit_reference(vocab: Vocabulary, examples: Sequence[tuple[int, str]], n_prob
     return reference, {"used": used, "skipped": skipped}
 
 
-def learner_for(reference: Policy, n_problems: int) -> Policy:
+def learner_for(reference: Policy, n_problems: int, n_trained: int | None = None) -> Policy:
     """A learner that starts exactly at `reference` and moves it through two tables: one shared
-    by all problems (the format), one per problem and digit run (the answer)."""
+    by all problems (the format), one per problem and digit run (the answer). `n_trained`: how
+    many of the problems train it (all by default), the prompts whose pull the shared rows
+    receive."""
     v = reference.vocab.size
     tables = [np.zeros((v + 1, v)), np.zeros((n_problems * (RUN_MAX + 1), v))]
     return Policy(reference.vocab, (by_previous_piece, by_problem_and_run), tables, reference,
-                  reference.t_max, shared_by=(n_problems, 1))
+                  reference.t_max, shared_by=(n_trained or n_problems, 1))
 
 
 # -- 6. every sequence, for tiny instances --------------------------------------------------------

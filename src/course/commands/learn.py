@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,16 @@ from course.commands.options import (
     make_config,
 )
 from course.formatting import one_line
-from course.learn import ADVANTAGES, LearnConfig, log_table, setup, slow_motion, train
+from course.learn import (
+    ADVANTAGES,
+    LearnConfig,
+    UnstableConfigWarning,
+    log_table,
+    setup,
+    slow_motion,
+    stability_warning,
+    train,
+)
 from course.paths import display_path
 from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
@@ -32,13 +43,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--beta", type=float, default=LearnConfig.beta,
                         help="KL coefficient toward the reference (default 0)")
     parser.add_argument("--lr", type=float, default=LearnConfig.lr,
-                        help="step size (default 1; measured stable from 1 to 10)")
+                        help="step size (default 1; measured stable up to 10, with "
+                             "beta x lr <= 2)")
     parser.add_argument("--advantage", choices=list(ADVANTAGES), default=LearnConfig.advantage,
                         help="rloo (default, leave-one-out), grpo (group mean and std, 1/|y|) "
                              "or dr_grpo (group mean only)")
     parser.add_argument("--batch-size", type=int, default=LearnConfig.batch_size,
                         help="fresh completions per prompt per step (default 8)")
     parser.add_argument("--steps", type=int, default=LearnConfig.steps, help="updates")
+    parser.add_argument("--held-out", action="store_true",
+                        help="train on every other prompt only; the rest are never trained on")
+    parser.add_argument("--redraws", type=int, default=LearnConfig.redraws,
+                        help="dynamic sampling: draw a group whose rewards are all equal again, "
+                             "up to this many times a step (default 0)")
     parser.add_argument("--seed", type=int, default=LearnConfig.seed, help="random seed")
     parser.add_argument("--log-every", type=int, default=10, metavar="K",
                         help="print every K-th step (default 10)")
@@ -50,9 +67,14 @@ def register(subparsers: Any) -> None:
 
 def _main(args: Any) -> int:
     check_output_arguments(args)
-    config = make_config(LearnConfig, reward=args.reward, beta=args.beta, lr=args.lr,
-                         advantage=args.advantage,
-                         batch_size=args.batch_size, steps=args.steps, seed=args.seed)
+    with warnings.catch_warnings():          # said below in one line of the command's own
+        warnings.simplefilter("ignore", UnstableConfigWarning)
+        config = make_config(LearnConfig, reward=args.reward, beta=args.beta, lr=args.lr,
+                             advantage=args.advantage, batch_size=args.batch_size,
+                             steps=args.steps, seed=args.seed, held_out=args.held_out,
+                             redraws=args.redraws)
+    if (warning := stability_warning(config)) is not None:
+        print(f"course learn: warning: {warning}", file=sys.stderr, flush=True)
     if args.log_every < 1:
         raise UsageError(f"--log-every: must be >= 1, got {args.log_every}")
     rng = np.random.default_rng(config.seed)

@@ -38,8 +38,10 @@ REFERENCE_MADE = (
     "piece so that every piece stays possible. No language model was run or downloaded.")
 
 
-SEEDS = (0, 1, 2, 3, 4)
-"""The seeds every canonical token run is repeated from; seed 0's run is the one saved in full."""
+SEEDS = tuple(range(10))
+"""The seeds every canonical token run is repeated from (0-9); seed 0's run is the one saved in
+full. Ten, so that a claim about a stochastic run is a count with a margin ("in 9 of 10 seeds"),
+not a pattern seen in five."""
 
 
 def spread(values: Sequence[float]) -> dict[str, Any]:

@@ -11,12 +11,19 @@ by the spec), the entropy -log π(y), the length in pieces, and the share of pro
 B samples all earn the same reward: a group the update learns nothing from, whichever rule it
 uses. The checkpoint samples come from a generator of their own, so the training itself is
 exactly `course learn --advantage RULE --seed S`.
+
+Two more arms, on the strict reward only, ask what the rules' differences are made of:
+`grpo_matched` is GRPO at the step size that makes its first update as long as RLOO's
+(`matched_lr`: GRPO divides by the group's spread and each completion's length, so at the same
+lr its steps differ in length from RLOO's), and `rloo_dynamic` is RLOO with dynamic sampling
+(`LearnConfig.redraws`: a group whose rewards are all equal is drawn again), with the samples
+it drew counted.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
-from itertools import product
 from typing import Any
 
 import numpy as np
@@ -24,7 +31,16 @@ import numpy as np
 from course.data import Record
 from course.formatting import inline_code, markdown_table, prose_text
 from course.jsonfiles import json_bytes
-from course.learn import ADVANTAGES, LearnConfig, fresh_samples, reinforce_step, rewards_of, setup
+from course.learn import (
+    ADVANTAGES,
+    LearnConfig,
+    collect,
+    fresh_samples,
+    gradient,
+    paid_and_strict,
+    reinforce_step,
+    setup,
+)
 from course.reports.learn import (
     SEEDS,
     config_record,
@@ -33,9 +49,7 @@ from course.reports.learn import (
     spread,
 )
 from course.reports.png import figure_png, new_figure, plain, styled
-from course.rubrics import RUBRICS
 from course.runs import RunFiles
-from course.scorer import score
 from course.selection import pass_at_k_curve
 from course.token_policy import Policy, learner_for, sequence_log_prob
 
@@ -45,14 +59,22 @@ RULES = tuple(ADVANTAGES)
 """The advantage rules compared: rloo, grpo, dr_grpo."""
 REWARDS = ("strict", "answer_anywhere")
 """What pays: the spec itself, then a proxy that can be hacked."""
-FAMILY_SEEDS = SEEDS[:3]
-"""Seeds 0-2 for each of the 6 (reward, rule) pairs."""
+REDRAWS = 3
+"""The dynamic-sampling arm draws an all-equal group again up to 3 times a step."""
+MATCH_BATCHES = 20
+"""Batches from the reference over which `matched_lr` averages the length of a first step."""
 CHECKPOINTS = (0, 50, 100, 150)
 """The steps at which the policy is measured on fresh samples; 0 is the reference."""
 EVAL_SAMPLES = 16
 """Fresh samples per prompt at each checkpoint."""
 K = 8
 """pass@k is reported at k = 8, from the 16 samples (the unbiased estimator)."""
+ARMS = {
+    "grpo_matched": "GRPO at the step size whose first update is as long as RLOO's",
+    "rloo_dynamic": f"RLOO with dynamic sampling: an all-equal group is drawn again, up to "
+                    f"{REDRAWS} times a step",
+}
+"""The two arms on the strict reward beyond the three rules, each in one line."""
 METRICS = {
     "pass_at_1": "strict pass@1",
     "pass_at_k": f"strict pass@{K}",
@@ -70,8 +92,7 @@ def measure_policy(policy: Policy, problems: list[Record], reward: str, batch_si
     """The `METRICS` of `policy` on `EVAL_SAMPLES` fresh samples per prompt."""
     n = len(problems)
     rollouts = fresh_samples(policy, n, EVAL_SAMPLES, rng)
-    paid = rewards_of(RUBRICS[reward], problems, rollouts)
-    strict = paid if reward == "strict" else rewards_of(score, problems, rollouts)
+    paid, strict = paid_and_strict(reward, problems, rollouts)
     correct = strict.reshape(n, EVAL_SAMPLES).sum(axis=1)
     groups = paid.reshape(n, EVAL_SAMPLES)[:, :batch_size]   # one training group per prompt
     return {"pass_at_1": float(strict.mean()),
@@ -84,33 +105,78 @@ def measure_policy(policy: Policy, problems: list[Record], reward: str, batch_si
             "all_equal": float(np.mean(groups.min(axis=1) == groups.max(axis=1)))}
 
 
-def trajectory(config: LearnConfig) -> list[dict[str, float]]:
-    """Train from `config.seed` and measure the policy at every checkpoint."""
+def first_step_length(config: LearnConfig) -> float:
+    """The mean length (Euclidean norm over both tables) of one update from the reference under
+    `config`, over `MATCH_BATCHES` batches drawn by a generator of their own: the same batches
+    whatever the rule, since the rule acts only after sampling."""
+    problems, reference, _ = setup(config)
+    learner = learner_for(reference, len(problems))
+    rng = np.random.default_rng([config.seed, 2])
+    lengths = []
+    for _ in range(MATCH_BATCHES):
+        update = collect(learner, problems, config, rng)
+        grads = gradient(learner, update.rollouts, update.weight, config.batch_size,
+                         update.log_probs)
+        step = [(config.lr / n) * g for g, n in zip(grads, learner.shared_by, strict=True)]
+        lengths.append(math.sqrt(sum(float((part ** 2).sum()) for part in step)))
+    return float(np.mean(lengths))
+
+
+def matched_lr(config: LearnConfig) -> float:
+    """The step size at which GRPO's first update is as long as RLOO's at `config.lr` (one
+    decimal): lr · |step of RLOO| / |step of GRPO|, both measured at `config.lr`."""
+    rloo = first_step_length(replace(config, advantage="rloo"))
+    grpo = first_step_length(replace(config, advantage="grpo"))
+    return round(config.lr * rloo / grpo, 1)
+
+
+def arms(config: LearnConfig) -> dict[str, dict[str, LearnConfig]]:
+    """Per reward, each arm's name and its training config: the three rules on both rewards,
+    then on the strict reward GRPO at the matched step size and RLOO with dynamic sampling."""
+    table = {reward: {rule: replace(config, reward=reward, advantage=rule) for rule in RULES}
+             for reward in REWARDS}
+    strict = table["strict"]
+    strict["grpo_matched"] = replace(strict["grpo"], lr=matched_lr(config))
+    strict["rloo_dynamic"] = replace(strict["rloo"], redraws=REDRAWS)
+    return table
+
+
+def trajectory(config: LearnConfig) -> tuple[list[dict[str, float]], float]:
+    """Train from `config.seed` and measure the policy at every checkpoint; also the
+    completions drawn per prompt over the whole training."""
     problems, reference, _ = setup(config)
     learner = learner_for(reference, len(problems))
     train_rng = np.random.default_rng(config.seed)
     eval_rng = np.random.default_rng([config.seed, 1])      # never touches the training draws
     points = [measure_policy(learner, problems, config.reward, config.batch_size, eval_rng)]
+    drawn = 0
     for step in range(1, config.steps + 1):
-        reinforce_step(learner, problems, config, train_rng)
+        drawn += reinforce_step(learner, problems, config, train_rng).drawn
         if step in CHECKPOINTS:
             points.append(measure_policy(learner, problems, config.reward, config.batch_size,
                                          eval_rng))
-    return points
+    return points, drawn / len(problems)
 
 
 def summarise(config: LearnConfig) -> dict[str, Any]:
-    """Every (reward, rule) pair from every seed, as spreads over seeds per checkpoint."""
+    """Every arm from every seed, as spreads over seeds per checkpoint."""
     runs: dict[str, Any] = {}
-    for reward, rule in product(REWARDS, RULES):
-        seeds = [trajectory(replace(config, reward=reward, advantage=rule, seed=s))
-                 for s in FAMILY_SEEDS]
-        runs.setdefault(reward, {})[rule] = [
-            {"step": step, **{m: spread([seed[i][m] for seed in seeds]) for m in METRICS}}
-            for i, step in enumerate(CHECKPOINTS)]
-    return {"kind": "learn_family", "rules": ADVANTAGES, "rewards": list(REWARDS),
-            "checkpoints": list(CHECKPOINTS), "seeds": list(FAMILY_SEEDS),
-            "eval_samples_per_prompt": EVAL_SAMPLES, "k": K, "runs": runs}
+    drawn: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
+    for reward, named in arms(config).items():
+        for arm, arm_config in named.items():
+            seeds = [trajectory(replace(arm_config, seed=s)) for s in SEEDS]
+            runs.setdefault(reward, {})[arm] = [
+                {"step": step, **{m: spread([points[i][m] for points, _ in seeds])
+                                  for m in METRICS}}
+                for i, step in enumerate(CHECKPOINTS)]
+            drawn.setdefault(reward, {})[arm] = spread([d for _, d in seeds])
+            settings[arm] = {"advantage": arm_config.advantage, "lr": arm_config.lr,
+                             "redraws": arm_config.redraws}
+    return {"kind": "learn_family", "rules": {**ADVANTAGES, **ARMS}, "rewards": list(REWARDS),
+            "arms": settings, "checkpoints": list(CHECKPOINTS), "seeds": list(SEEDS),
+            "eval_samples_per_prompt": EVAL_SAMPLES, "k": K, "runs": runs,
+            "drawn_per_prompt": drawn}
 
 
 @styled
@@ -138,9 +204,10 @@ def figure(s: dict[str, Any]) -> bytes:
     return figure_png(fig)
 
 
-def cell(value: dict[str, float]) -> str:
-    """A spread as `median (min to max)`, 3 decimals."""
-    return f"{value['median']:.3f} ({value['min']:.3f} to {value['max']:.3f})"
+def cell(value: dict[str, float], digits: int = 3) -> str:
+    """A spread as `median (min to max)`, with `digits` decimals."""
+    return (f"{value['median']:.{digits}f} ({value['min']:.{digits}f} to "
+            f"{value['max']:.{digits}f})")
 
 
 def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
@@ -149,7 +216,8 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         "",
         f"Note: {prose_text(note.strip())}",
         "",
-        f"Everything but the advantage rule is fixed: lr = {config.lr}, β = {config.beta}, "
+        f"Everything but the advantage rule is fixed (the two extra arms below excepted): "
+        f"lr = {config.lr}, β = {config.beta}, "
         f"{config.batch_size} fresh samples per prompt per step, {config.steps} steps, the "
         f"same reference, seeds {s['seeds'][0]}-{s['seeds'][-1]}. Each cell is the median "
         "over seeds with the range in brackets, measured on "
@@ -157,6 +225,13 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         "is trained and measured on the same prompts.",
         "",
         *(f"- `{rule}`: {text}" for rule, text in s["rules"].items()),
+        "",
+        f"`grpo_matched` trains at lr = {s['arms']['grpo_matched']['lr']}: at that step size "
+        "GRPO's first update from the reference is as long as RLOO's at lr = "
+        f"{config.lr} (the mean over {MATCH_BATCHES} batches). Completions drawn per prompt "
+        f"over the {config.steps} steps, median over seeds (range): "
+        + "; ".join(f"`{arm}` {cell(d, 0)}" for arm, d in s["drawn_per_prompt"]["strict"].items()
+                    if arm in ("rloo", "rloo_dynamic")) + ".",
         "",
     ]
     for reward in s["rewards"]:
@@ -180,7 +255,7 @@ def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> Run
     summary = summarise(config)
     _, _, fit = setup(config)
     record = {**config_record(config), "rules": list(RULES), "rewards": list(REWARDS),
-              "seeds": list(FAMILY_SEEDS), "checkpoints": list(CHECKPOINTS),
+              "arms": summary["arms"], "seeds": list(SEEDS), "checkpoints": list(CHECKPOINTS),
               "eval_samples": EVAL_SAMPLES, "k": K}
     return {
         "README.md": render_readme(config, note, summary).encode("utf-8"),

@@ -11,6 +11,12 @@ s's update, by a policy that has learned from (s - 1) · B samples per prompt, s
 the curve plots it. The final comparison sets the trained policy (all steps · B samples spent)
 against Best-of-(steps · B). The policy is trained and measured on the same 60 prompts (train
 = eval): pass@1 here says what the policy learned about these prompts, not how it generalises.
+
+So two more measurements ask what the learner learned. The ablation draws fresh samples from
+the trained policy with one of its two tables set back to zero (`ablations`): the shared
+format table alone, the per-problem rows alone, both. The held-out training (`held_out`)
+trains the same way on every other prompt only (`LearnConfig.held_out`) and measures pass@1 on
+the prompts it trained on and on the ones it never saw, before and after.
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from course.data import Record
 from course.formatting import prose_text, rounded
 from course.jsonfiles import json_bytes
-from course.learn import LearnConfig, correct_counts, fresh_samples, train
+from course.learn import LearnConfig, correct_counts, fresh_samples, train, trained_prompts
 from course.reports.learn import (
     SEEDS,
     checkpoints,
@@ -36,6 +43,7 @@ from course.reports.learn import (
 from course.reports.png import figure_png, new_figure, styled
 from course.runs import RunFiles
 from course.selection import pass_at_k_curve
+from course.token_policy import Policy
 
 K_MAX = 64
 """pass@k is reported for k = 1..64."""
@@ -64,6 +72,8 @@ def measure(config: LearnConfig) -> dict[str, Any]:
     after = correct_counts(problems, fresh_samples(learner, n, EVAL_SAMPLES, rng),
                            EVAL_SAMPLES)
     return {"problems": problems, "fit": run.fit, "logs": run.logs, "saved": run.saved,
+            "ablation": ablations(learner, problems, rng),
+            "held_out": held_out(config),
             "best_of_n": mean_curve(selection, budget, budget),
             "before": mean_curve(before, EVAL_SAMPLES, K_MAX),
             "after": mean_curve(after, EVAL_SAMPLES, K_MAX),
@@ -71,6 +81,45 @@ def measure(config: LearnConfig) -> dict[str, Any]:
                      if b > 0 and a == 0],
             "gained": [p["id"] for p, b, a in zip(problems, before, after, strict=True)
                        if b == 0 and a > 0]}
+
+
+ABLATIONS = {"format_table_only": (True, False), "problem_rows_only": (False, True),
+             "both_tables": (True, True)}
+"""Which of the trained tables each ablation keeps: (the shared format table, the rows of each
+problem); a table not kept is set back to zero, where the learner started."""
+
+
+def ablations(learner: Policy, problems: list[Record], rng: np.random.Generator
+              ) -> dict[str, float]:
+    """Strict pass@1 of `learner` with some of its tables set back to zero (`ABLATIONS`), each
+    from `EVAL_SAMPLES` fresh samples per prompt."""
+    out = {}
+    for name, kept in ABLATIONS.items():
+        tables = [t if keep else np.zeros_like(t)
+                  for t, keep in zip(learner.tables, kept, strict=True)]
+        counts = correct_counts(problems, fresh_samples(replace(learner, tables=tables),
+                                                        len(problems), EVAL_SAMPLES, rng),
+                                EVAL_SAMPLES)
+        out[name] = float(counts.mean() / EVAL_SAMPLES)
+    return out
+
+
+def held_out(config: LearnConfig) -> dict[str, float]:
+    """Train on every other prompt only (`LearnConfig.held_out`), from the same seed, then
+    strict pass@1 of the reference and of the trained policy on the trained prompts and on the
+    held-out ones, each from `EVAL_SAMPLES` fresh samples per prompt."""
+    split = replace(config, held_out=True)
+    rng = np.random.default_rng([config.seed, 3])    # a generator of its own
+    run = train(split, rng)
+    n = len(run.problems)
+    trained = np.isin(np.arange(n), trained_prompts(split, n))
+    out = {}
+    for name, policy in (("reference", run.reference), ("trained", run.learner)):
+        counts = correct_counts(run.problems, fresh_samples(policy, n, EVAL_SAMPLES, rng),
+                                EVAL_SAMPLES) / EVAL_SAMPLES
+        out[f"{name}_on_trained_prompts"] = float(counts[trained].mean())
+        out[f"{name}_on_held_out_prompts"] = float(counts[~trained].mean())
+    return out
 
 
 def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
@@ -96,6 +145,8 @@ def summarise(config: LearnConfig, m: dict[str, Any]) -> dict[str, Any]:
         "first_k_where_training_is_worse": crossing,
         "prompts_lost": m["lost"],
         "prompts_gained": m["gained"],
+        "ablation_pass_at_1": {k: rounded(v) for k, v in m["ablation"].items()},
+        "held_out_pass_at_1": {k: rounded(v) for k, v in m["held_out"].items()},
     }
 
 
@@ -111,7 +162,9 @@ def key_numbers(summary: dict[str, Any]) -> dict[str, float]:
             "trained_pass_at_64": summary["pass_at_64_before_after"][1],
             "smallest_gap_k_up_to_64": summary["smallest_gap"]["gap"],
             "prompts_lost": len(summary["prompts_lost"]),
-            "prompts_gained": len(summary["prompts_gained"])}
+            "prompts_gained": len(summary["prompts_gained"]),
+            **{f"ablation_{k}": v for k, v in summary["ablation_pass_at_1"].items()},
+            **{f"held_out_{k}": v for k, v in summary["held_out_pass_at_1"].items()}}
 
 
 SEED_LABELS = {
@@ -124,6 +177,13 @@ SEED_LABELS = {
     "smallest_gap_k_up_to_64": "smallest after-minus-before gap, k = 1 to 64",
     "prompts_lost": "prompts lost (some of 256 right before, none after)",
     "prompts_gained": "prompts gained (none of 256 right before, some after)",
+    "ablation_format_table_only": "pass@1, trained format table only",
+    "ablation_problem_rows_only": "pass@1, trained problem rows only",
+    "ablation_both_tables": "pass@1, both trained tables",
+    "held_out_reference_on_trained_prompts": "held-out split: reference, trained prompts",
+    "held_out_trained_on_trained_prompts": "held-out split: trained, trained prompts",
+    "held_out_reference_on_held_out_prompts": "held-out split: reference, held-out prompts",
+    "held_out_trained_on_held_out_prompts": "held-out split: trained, held-out prompts",
 }
 """The rows of the README's table over seeds, in the order a reader meets them."""
 
@@ -160,6 +220,7 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
     b1, a1 = summary["pass_at_1_before_after"]
     b64, a64 = summary["pass_at_64_before_after"]
     crossing = summary["first_k_where_training_is_worse"]
+    ab, ho = summary["ablation_pass_at_1"], summary["held_out_pass_at_1"]
     sharpening = (f"From k = {crossing} on, the trained policy solves FEWER prompts than the "
                   "reference: training sharpened it onto what it already did well and lost "
                   f"the rest ({len(summary['prompts_lost'])} prompts it could once solve now "
@@ -188,6 +249,18 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
         f"| pass@64 | {b64:.3f} | {a64:.3f} |",
         "",
         sharpening,
+        "",
+        "## What it learned: an ablation and a held-out split",
+        "",
+        "Strict pass@1 of the trained policy with a table set back to zero: the shared "
+        f"format table alone {ab['format_table_only']:.3f}, the per-problem rows alone "
+        f"{ab['problem_rows_only']:.3f}, both {ab['both_tables']:.3f} (the reference: "
+        f"{b1:.3f}). The same training on every other prompt only: pass@1 on the prompts it "
+        f"trained on goes from {ho['reference_on_trained_prompts']:.3f} to "
+        f"{ho['trained_on_trained_prompts']:.3f}, on the prompts it never saw from "
+        f"{ho['reference_on_held_out_prompts']:.3f} to {ho['trained_on_held_out_prompts']:.3f}. "
+        "The per-problem rows are read by one prompt each: what they learn is that prompt's "
+        "completion, memorised.",
         "",
         f"## Over seeds {SEEDS[0]}-{SEEDS[-1]}",
         "",
