@@ -1,0 +1,77 @@
+"""A value the prose names for one of several things sits on that thing's line of the output.
+
+Error 2 of the third edition: M3 part 2 named three strict rates "0.5354, 0.5365 and 0.5333"
+in the order GRPO, Dr. GRPO, RLOO, while the block printed them in the order RLOO, GRPO,
+Dr. GRPO: every number was printed on the page, so the prose-number check passed, and a reader
+gave GRPO the wrong value. Here each `0.5365 (GRPO)` in a lesson's prose is looked up in what
+the page's blocks print: the number must appear on a line that names that rule, and on no line
+that names another rule only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from sitebuild import REPO
+
+from course_site.outputs import execute, runnable_blocks
+
+RULES = {"RLOO": "rloo", "GRPO": "grpo", "Dr. GRPO": "dr_grpo"}
+"""A rule as the prose names it, and as the blocks print it."""
+NAMED = re.compile(r"(?P<value>\d+\.\d+) \((?P<name>RLOO|GRPO|Dr\. GRPO)\)")
+
+
+def token(rule: str) -> re.Pattern[str]:
+    """The rule as a whole word: `grpo` is not found in `dr_grpo` or in `grpo_matched`."""
+    return re.compile(rf"(?<![\w]){rule}(?![\w])")
+
+
+def named_values(markdown: str) -> list[tuple[int, str, str]]:
+    """(line, value, rule as printed) for each `value (Rule)` in the prose."""
+    return [(markdown.count("\n", 0, m.start()) + 1, m["value"], RULES[m["name"]])
+            for m in NAMED.finditer(markdown)]
+
+
+def misplaced(named: list[tuple[int, str, str]], printed: str, where: str) -> list[str]:
+    """Each named value that no output line gives to its rule, one line each."""
+    problems = []
+    for line, value, rule in named:
+        holders = [text for text in printed.splitlines() if value in text]
+        if not any(token(rule).search(text) for text in holders):
+            others = sorted({other for text in holders for other in RULES.values()
+                             if token(other).search(text)})
+            problems.append(f"{where}:{line}: {value} is named for {rule}, but the output "
+                            f"gives it to {', '.join(others) or 'no rule'}")
+    return problems
+
+
+def test_a_value_out_of_order_is_caught():
+    printed = ("strict  pass_at_1 rloo    0.4411 0.5354\n"
+               "strict  pass_at_1 grpo    0.4411 0.5365\n"
+               "strict  pass_at_1 dr_grpo 0.4411 0.5333\n")
+    wrong = named_values("to 0.5354 (GRPO), 0.5365 (Dr. GRPO) and 0.5333 (RLOO)")
+    right = named_values("to 0.5354 (RLOO), 0.5365 (GRPO) and 0.5333 (Dr. GRPO)")
+    assert misplaced(right, printed, "p") == []
+    assert misplaced(wrong, printed, "p") == [
+        "p:1: 0.5354 is named for grpo, but the output gives it to rloo",
+        "p:1: 0.5365 is named for dr_grpo, but the output gives it to grpo",
+        "p:1: 0.5333 is named for rloo, but the output gives it to dr_grpo"]
+
+
+PAGES = sorted(path for path in (REPO / "docs" / "lessons").glob("*.md")
+               if named_values(path.read_text(encoding="utf-8")))
+
+
+def test_some_lesson_names_values_for_rules():
+    assert PAGES, "no lesson names a value for RLOO, GRPO or Dr. GRPO: is NAMED stale?"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_each_value_named_for_a_rule_is_printed_on_that_rules_line(page: Path):
+    markdown = page.read_text(encoding="utf-8")
+    where = page.relative_to(REPO).as_posix()
+    blocks = [block for _, block in runnable_blocks(markdown.split("\n"), where)]
+    printed = "\n".join(result["stdout"] for result in execute(blocks))
+    assert misplaced(named_values(markdown), printed, where) == []
