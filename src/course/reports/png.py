@@ -174,8 +174,9 @@ LAB_OUTPUT_PX = 579
 """Width of a lab cell's output box, in CSS px, at a 1280 px window: the content column less
 Jupyter's prompt column beside it (measured in the browser; tests/site/test_labs.py)."""
 LAB_WIDTH = LAB_OUTPUT_PX / 100
-"""A lab figure's width in inches (5.79): drawn at twice its box's pixels and shown at exactly
-the box, as `WIDTH` is for the column, so that its smallest text is shown at about 13 px."""
+"""A lab figure's width in inches (5.79): drawn at twice its box's pixels and shown at the box's
+width (584 px: an HTML output's box is 5 px wider than a printed one's), as `WIDTH` is for the
+column, so that its smallest text is shown at 13.3 px."""
 
 
 @dataclass(frozen=True, repr=False)
