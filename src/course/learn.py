@@ -310,20 +310,19 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
             break
         rows = (flat[:, None] * config.batch_size + np.arange(config.batch_size)).ravel()
         again = sample(learner, x[rows], rng)
-        rollouts.ids[rows] = again.ids
-        for row, text in zip(rows.tolist(), again.texts, strict=True):
-            rollouts.texts[row] = text
+        rollouts.put(rows, again)
         reward[rows], strict[rows] = paid_and_strict(config.reward, problems, again)
         drawn += len(rows)
-    # One pass over the steps: each piece's log-probability under the learner and under the
-    # reference (token_log_probs of both, without walking the batch twice), and the exact KL.
+    # One pass over the steps: each piece's log-probability under the learner (as `sample`
+    # drew it) and under the reference (token_log_probs of both, without walking the batch
+    # twice), and the exact KL.
     mine, ref = np.zeros(rollouts.ids.shape), np.zeros(rollouts.ids.shape)
     kl_steps = np.zeros(len(x))
     step_log_probs: list[np.ndarray] = []
     for t, (state, y) in enumerate(step_states(learner, rollouts)):
         live = y >= 0
         logq = learner.base.log_probs(state)
-        logp = learner.log_probs(state, logq)                           # the base's, reused
+        logp = rollouts.log_probs[t]                         # the learner's, as it sampled
         step_log_probs.append(logp)
         kl = np.maximum(0.0, (np.exp(logp) * (logp - logq)).sum(axis=1))  # >= 0 (Gibbs)
         kl_steps[live] += kl[live]

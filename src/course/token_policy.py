@@ -24,6 +24,8 @@ numpy only, CPU only: no model is downloaded and nothing here is a framework.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -69,7 +71,7 @@ class Vocabulary:
     def size(self) -> int:
         return len(self.pieces)
 
-    @property
+    @functools.cached_property
     def digits(self) -> np.ndarray:
         """(V,) bool: which pieces are a single decimal digit."""
         return np.array([p.isdigit() and len(p) == 1 for p in self.pieces])
@@ -194,11 +196,24 @@ class Rollouts:
     x: np.ndarray
     ids: np.ndarray
     texts: list[str] = field(default_factory=list)
+    log_probs: list[np.ndarray] = field(default_factory=list)
+    """Per step t, the (N, V) log π(· | s_t) that `sample` drew piece t from, so that a learner
+    need not compute them again (a row means nothing once its completion has ended)."""
 
     @property
     def lengths(self) -> np.ndarray:
         """Pieces per completion, `<eos>` included."""
         return (self.ids >= 0).sum(axis=1)
+
+    def put(self, rows: np.ndarray, other: Rollouts) -> None:
+        """Write the completions of `other`, one per entry of `rows`, over those rows."""
+        self.ids[rows] = other.ids
+        for row, text in zip(rows.tolist(), other.texts, strict=True):
+            self.texts[row] = text
+        for t, step in enumerate(other.log_probs):
+            if t == len(self.log_probs):          # `other` wrote longer than any row here
+                self.log_probs.append(np.zeros_like(self.log_probs[0]))
+            self.log_probs[t][rows] = step
 
 
 def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
@@ -211,8 +226,11 @@ def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
     ids = np.full((n, policy.t_max), -1)
     alive = np.ones(n, bool)
     state = State.start(np.asarray(x))
+    drawn_from = []
     for t in range(policy.t_max):
-        cdf = np.cumsum(np.exp(policy.log_probs(state)), axis=1)
+        log_probs = policy.log_probs(state)
+        drawn_from.append(log_probs)
+        cdf = np.cumsum(np.exp(log_probs), axis=1)
         u = rng.random(n) * cdf[:, -1]
         y = np.minimum((u[:, None] >= cdf).sum(axis=1), policy.vocab.size - 1)
         ids[alive, t] = y[alive]
@@ -222,7 +240,7 @@ def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
             break
     rows = [tuple(row) for row in ids.tolist()]          # -1 padding comes after <eos> only
     text_of = {row: policy.vocab.render(row) for row in set(rows)}   # each distinct one once
-    return Rollouts(np.asarray(x), ids, [text_of[row] for row in rows])
+    return Rollouts(np.asarray(x), ids, [text_of[row] for row in rows], drawn_from)
 
 
 def step_states(policy: Policy, rollouts: Rollouts) -> list[tuple[State, np.ndarray]]:

@@ -185,7 +185,7 @@ class LabFigure:
     alt text and a caption "Figure N. ...".
 
     Jupyter shows its HTML (`_repr_html_`): a `<figure>` with the markup pymdownx.blocks.caption
-    gives a lesson's figure (`id="__figure-caption_N"`, "Figure N." in a `caption-prefix`
+    gives a lesson's figure (an id that ends in the number, "Figure N." in a `caption-prefix`
     span), so that the site styles both alike and its tests read both alike. An image output
     of its own would carry no alt text: nbconvert writes a placeholder on it. Printed (a lab
     run as a script), it is its caption."""
