@@ -24,6 +24,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from sitebuild import FIXTURE_RUNS, REPO, WAIT_MS, Build, page_file, site_pages
+from test_labs import lab_box_problems
 
 
 class Watch:
@@ -782,7 +783,8 @@ def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_s
     with a visible hint; table cells keep words whole; copy buttons cover nothing; a block's
     printed output fits the column; a run page is no wider than its column outside its folded
     raw material (LAYOUT_PROBLEMS); every figure is readable (`figure_problems`) and every
-    diagram too (`diagram_problems`). Dark mode and the phone: the next two tests."""
+    diagram too (`diagram_problems`); a lab's boxes hold their columns (`lab_box_problems`).
+    Dark mode and the phone: the next two tests."""
     site = built_site.site
     assert len(site_pages(site)) >= 6
     report = []
@@ -798,6 +800,8 @@ def test_every_page_is_clean_offline_rendered_and_accessible(tabs: Tabs, built_s
             if diagrams_in(site, path):
                 wait_for_diagrams(page, diagrams_in(site, path))
                 problems += diagram_problems(page, 1280)[1]
+            if path.startswith("labs/lab_"):
+                problems += lab_box_problems(page, path)
             report += [f"/{path}: {p}" for p in problems]
     assert not report, "\n".join(report)
 

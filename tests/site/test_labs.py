@@ -5,8 +5,9 @@ A lab's code cell and its output box are narrower than a lesson's code block: Ju
 column (`In [1]:`) takes part of the content column. At a 1280 px window a cell's code box is
 550 px wide and its output box 579 px, in 13 px monospace (7.83 px a character): 70 and 73
 characters (`CODE_COLUMNS`, `OUTPUT_COLUMNS`). The static tests count characters in the built
-HTML; the browser test measures the boxes themselves, so the two numbers cannot drift from the
-page, and checks that no display equation is wider than its box.
+HTML; the browser's every-page pass measures the boxes themselves (`lab_box_problems`), so the
+two numbers cannot drift from the page, and checks that no display equation is wider than its
+box.
 
 A lab's figure (`course.reports.png.show_figure`) has the markup of a lesson's figure, and its
 PNG is written next to the page (course_site/notebooks.py), so the build's and the browser's
@@ -21,7 +22,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from sitebuild import CHROMIUM, LAUNCH_ARGS, WAIT_MS, Build, page_file, site_pages
+from sitebuild import Build, page_file, site_pages
 
 from course.reports.png import LAB_OUTPUT_PX, SMALLEST_TEXT_KEY, SMALLEST_TEXT_PX
 from course_site import notebooks
@@ -197,32 +198,19 @@ MATH_TYPESET = """() => window.MathJax?.startup?.promise &&
     .every(e => !/\\$[^$\\s][^$]*\\$/.test(e.textContent))"""
 
 
-def test_at_1280_px_lab_boxes_hold_their_columns_and_nothing_is_cut(built_site: Build,
-                                                                   site_url: str):
-    """The widths the static test counts against are the boxes' own: every lab's code box
-    holds `CODE_COLUMNS` characters and its output box `OUTPUT_COLUMNS`; no code, output or
-    table box scrolls sideways; no display equation is drawn wider than its cell (lab_tokens'
-    was cut by 49 px)."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    from playwright.sync_api import sync_playwright
-
+def lab_box_problems(page, path: str) -> list[str]:
+    """On the open lab page at 1280 px (the every-page pass of tests/site/test_browser.py
+    calls it, so each lab is loaded once): every code box holds `CODE_COLUMNS` characters and
+    every output box `OUTPUT_COLUMNS`, the widths the static test counts against; no code,
+    output or table box scrolls sideways; no display equation is drawn wider than its cell
+    (lab_tokens' was cut by 49 px)."""
+    page.wait_for_function(MATH_TYPESET)
+    found = page.evaluate(MEASURE)
     problems = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(WAIT_MS)
-        for path in lab_pages(built_site.site):
-            page.goto(site_url + path, wait_until="load")
-            page.wait_for_function(MATH_TYPESET)
-            found = page.evaluate(MEASURE)
-            if found["code"] < CODE_COLUMNS or found["output"] < OUTPUT_COLUMNS:
-                problems.append(f"/{path}: the boxes hold {found['code']:.1f} characters of "
-                                f"code and {found['output']:.1f} of output")
-            problems += [f"/{path}: a box scrolls sideways: {text!r}"
-                         for text in found["scrolls"]]
-            problems += [f"/{path}: an equation is {e['drawn']:.0f} px in a {e['box']:.0f} px "
-                         f"cell: {e['tex']!r}"
-                         for e in found["equations"] if e["right"] > 0.5]
-        browser.close()
-    assert not problems, "\n".join(problems)
+    if found["code"] < CODE_COLUMNS or found["output"] < OUTPUT_COLUMNS:
+        problems.append(f"/{path}: the boxes hold {found['code']:.1f} characters of code and "
+                        f"{found['output']:.1f} of output")
+    problems += [f"/{path}: a box scrolls sideways: {text!r}" for text in found["scrolls"]]
+    problems += [f"/{path}: an equation is {e['drawn']:.0f} px in a {e['box']:.0f} px cell: "
+                 f"{e['tex']!r}" for e in found["equations"] if e["right"] > 0.5]
+    return problems
