@@ -181,7 +181,7 @@ show_figure(
 # ## What the canonical runs measured
 #
 # The same code, at full length, is saved as runs you can open on this site, each trained from
-# five seeds (the files hold seed 0's run, and every quoted number over all five). The policy is
+# ten seeds (the files hold seed 0's run, and every quoted number over all ten). The policy is
 # trained and measured on the same 60 prompts (train = eval). Their numbers, read from the
 # files:
 
@@ -208,7 +208,7 @@ for row in sweep["betas"]:
     low, high = strict["min"], strict["max"]
     print(f"run_012, beta {row['beta']:<5} "
           f"strict {strict['median']:.3f} "
-          f"[{low:.3f}, {high:.3f}] over seeds 0-4")
+          f"[{low:.3f}, {high:.3f}] over {len(strict['per_seed'])} seeds")
 start, end = hack["start"], hack["end"]
 assert end["strict"] < start["strict"] < end["proxy"]
 
@@ -219,6 +219,7 @@ assert end["strict"] < start["strict"] < end["proxy"]
 #   strings does the optimiser assemble, and does the strict pass rate fall?
 # - Add `beta=0.1` to the `answer_anywhere` run and compare its exploit share with run_012.
 # - Swap the advantage rule (`LearnConfig(advantage="grpo")` or `"dr_grpo"`) and compare the
-#   strict pass@1 after 60 steps with the leave-one-out default; run_020 does it on 3 seeds.
+#   strict pass@1 after 60 steps with the leave-one-out default; run_020 does it on 10 seeds,
+#   and again at a step size matched to RLOO's.
 # - Give the reference `own_weight=0.5` in `fit_reference`: a worse SFT model. What happens
 #   to the prompts it almost never answers?

@@ -25,7 +25,6 @@ numpy only, CPU only: no model is downloaded and nothing here is a framework.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import product

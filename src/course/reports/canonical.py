@@ -99,7 +99,7 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
         "Loop C on tokens with answer_anywhere as the reward: the hack the optimiser assembles, "
         "strict only measured."), record_git=False),
     "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, (
-        "KL sweep on tokens: run_011's proxy training for four values of beta, five seeds "
+        "KL sweep on tokens: run_011's proxy training for four values of beta, ten seeds "
         "each."), record_git=False),
     "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
         "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
