@@ -206,9 +206,10 @@ for seed, text in enumerate(exploits):
 for row in sweep["betas"]:
     strict = row["over_seeds"]["final_strict"]
     low, high = strict["min"], strict["max"]
+    seeds = len(strict["per_seed"])
     print(f"run_012, beta {row['beta']:<5} "
           f"strict {strict['median']:.3f} "
-          f"[{low:.3f}, {high:.3f}] over {len(strict['per_seed'])} seeds")
+          f"[{low:.3f}, {high:.3f}] over {seeds} seeds")
 start, end = hack["start"], hack["end"]
 assert end["strict"] < start["strict"] < end["proxy"]
 

@@ -313,17 +313,15 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
         rollouts.put(rows, again)
         reward[rows], strict[rows] = paid_and_strict(config.reward, problems, again)
         drawn += len(rows)
-    # One pass over the steps: each piece's log-probability under the learner (as `sample`
-    # drew it) and under the reference (token_log_probs of both, without walking the batch
-    # twice), and the exact KL.
+    # One pass over the steps: each piece's log-probability under the learner and under the
+    # reference (token_log_probs of both, read from what `sample` drew each piece from), and
+    # the exact KL.
     mine, ref = np.zeros(rollouts.ids.shape), np.zeros(rollouts.ids.shape)
     kl_steps = np.zeros(len(x))
-    step_log_probs: list[np.ndarray] = []
-    for t, (state, y) in enumerate(step_states(learner, rollouts)):
+    drawn_from = zip(rollouts.log_probs, rollouts.base_log_probs, strict=True)
+    for t, (logp, logq) in enumerate(drawn_from):    # (N, V) each: learner, reference
+        y = rollouts.ids[:, t]
         live = y >= 0
-        logq = learner.base.log_probs(state)
-        logp = rollouts.log_probs[t]                         # the learner's, as it sampled
-        step_log_probs.append(logp)
         kl = np.maximum(0.0, (np.exp(logp) * (logp - logq)).sum(axis=1))  # >= 0 (Gibbs)
         kl_steps[live] += kl[live]
         mine[live, t], ref[live, t] = logp[live, y[live]], logq[live, y[live]]
@@ -334,7 +332,7 @@ def collect(learner: Policy, problems: Sequence[Record], config: LearnConfig,
     # GRPO averages each completion's per-piece terms: A_i · (1/|y_i|) Σ_t ∇log π(y_i,t)
     weight = advantage / rollouts.lengths if config.advantage == "grpo" else advantage
     return Update(rollouts, reward, strict, log_ratio, kl_steps, advantage, weight, -logp,
-                  step_log_probs, drawn)
+                  rollouts.log_probs, drawn)
 
 
 def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray, batch_size: int,

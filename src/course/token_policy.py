@@ -198,6 +198,8 @@ class Rollouts:
     log_probs: list[np.ndarray] = field(default_factory=list)
     """Per step t, the (N, V) log π(· | s_t) that `sample` drew piece t from, so that a learner
     need not compute them again (a row means nothing once its completion has ended)."""
+    base_log_probs: list[np.ndarray] = field(default_factory=list)
+    """The same for the policy's base (its reference), when it has one."""
 
     @property
     def lengths(self) -> np.ndarray:
@@ -209,10 +211,12 @@ class Rollouts:
         self.ids[rows] = other.ids
         for row, text in zip(rows.tolist(), other.texts, strict=True):
             self.texts[row] = text
-        for t, step in enumerate(other.log_probs):
-            if t == len(self.log_probs):          # `other` wrote longer than any row here
-                self.log_probs.append(np.zeros_like(self.log_probs[0]))
-            self.log_probs[t][rows] = step
+        for mine, theirs in ((self.log_probs, other.log_probs),
+                             (self.base_log_probs, other.base_log_probs)):
+            for t, step in enumerate(theirs):
+                if t == len(mine):                # `other` wrote longer than any row here
+                    mine.append(np.zeros_like(mine[0]))
+                mine[t][rows] = step
 
 
 def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
@@ -225,9 +229,11 @@ def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
     ids = np.full((n, policy.t_max), -1)
     alive = np.ones(n, bool)
     state = State.start(np.asarray(x))
-    drawn_from = []
+    drawn_from, base_drawn_from = [], []
     for t in range(policy.t_max):
-        log_probs = policy.log_probs(state)
+        if policy.base is not None:
+            base_drawn_from.append(policy.base.log_probs(state))
+        log_probs = policy.log_probs(state, base_drawn_from[-1] if policy.base else None)
         drawn_from.append(log_probs)
         cdf = np.cumsum(np.exp(log_probs), axis=1)
         u = rng.random(n) * cdf[:, -1]
@@ -239,7 +245,8 @@ def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
             break
     rows = [tuple(row) for row in ids.tolist()]          # -1 padding comes after <eos> only
     text_of = {row: policy.vocab.render(row) for row in set(rows)}   # each distinct one once
-    return Rollouts(np.asarray(x), ids, [text_of[row] for row in rows], drawn_from)
+    return Rollouts(np.asarray(x), ids, [text_of[row] for row in rows], drawn_from,
+                    base_drawn_from)
 
 
 def step_states(policy: Policy, rollouts: Rollouts) -> list[tuple[State, np.ndarray]]:
