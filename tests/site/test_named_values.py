@@ -10,13 +10,10 @@ that names another rule only.
 
 from __future__ import annotations
 
+import json
 import re
-from pathlib import Path
 
-import pytest
-from sitebuild import REPO
-
-from course_site.outputs import execute, runnable_blocks
+from sitebuild import REPO, Build
 
 RULES = {"RLOO": "rloo", "GRPO": "grpo", "Dr. GRPO": "dr_grpo"}
 """A rule as the prose names it, and as the blocks print it."""
@@ -68,10 +65,14 @@ def test_some_lesson_names_values_for_rules():
     assert PAGES, "no lesson names a value for RLOO, GRPO or Dr. GRPO: is NAMED stale?"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_each_value_named_for_a_rule_is_printed_on_that_rules_line(page: Path):
-    markdown = page.read_text(encoding="utf-8")
-    where = page.relative_to(REPO).as_posix()
-    blocks = [block for _, block in runnable_blocks(markdown.split("\n"), where)]
-    printed = "\n".join(result["stdout"] for result in execute(blocks))
-    assert misplaced(named_values(markdown), printed, where) == []
+def test_each_value_named_for_a_rule_is_printed_on_that_rules_line(built_site: Build):
+    """What each page printed is read from the build's record of its blocks (as
+    tests/site/test_copy_paste.py reads it), not run again."""
+    assert built_site.record is not None, "the build wrote no record of its blocks"
+    record = json.loads(built_site.record.read_text(encoding="utf-8"))
+    problems = []
+    for page in PAGES:
+        where = page.relative_to(REPO).as_posix()
+        printed = "\n".join(block["stdout"] for block in record[where])
+        problems += misplaced(named_values(page.read_text(encoding="utf-8")), printed, where)
+    assert problems == []
