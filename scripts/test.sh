@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything, then run every check a teacher relies on:
 #   ruff; mypy on src/ and benchmarks/; the data regenerates byte for byte; every canonical
-#   run regenerates byte for byte (alongside pytest); pytest: unit, property, docs code blocks
+#   run regenerates byte for byte (alongside the linters and pytest); pytest: unit, property, docs code blocks
 #   (incl. README), the strict site build (once: the site tests share it,
 #   tests/site/shared_site.py), the copy-paste test and the browser tests (Playwright driving
 #   Debian's chromium).
@@ -29,6 +29,16 @@ fi
 # modules again. pip compiled the installed packages; the course's own are compiled here, once.
 .venv/bin/python -m compileall -q -j 0 src tests benchmarks >/dev/null
 
+# The runs are rebuilt while the linters and pytest run: ruff and mypy use one core, pytest
+# spends much of its time waiting on the browser, so the work together finishes sooner than one
+# part after the other (measured on a fresh clone on 2 cores). Its report is printed after
+# pytest's; either failing fails the test command, and a lint failure stops it too.
+echo "test: course runs verify (alongside the rest; its report follows pytest's)"
+verify_log=$(mktemp)
+.venv/bin/course runs verify >"$verify_log" 2>&1 &
+verify_pid=$!
+trap 'kill "$verify_pid" 2>/dev/null || true; rm -f "$verify_log"' EXIT
+
 echo "test: ruff (set up after ${SECONDS} s)"
 # teacher/ is linted where it exists: the students' copy (scripts/student_copy.sh) has none.
 lint=(src tests benchmarks workspace scripts)
@@ -38,17 +48,6 @@ echo "test: mypy"
 .venv/bin/mypy
 echo "test: course data check"
 .venv/bin/course data check
-# The runs are rebuilt while pytest runs: pytest spends much of its time waiting on the browser,
-# so the two together finish sooner than one after the other (about half a minute, measured on
-# a fresh clone on 2 cores). Its report is printed after pytest's; either failing fails the
-# test command.
-echo "test: course runs verify (alongside pytest; its report follows pytest's)"
-verify_log=$(mktemp)
-trap 'rm -f "$verify_log"' EXIT
-(
-  .venv/bin/course runs verify
-) >"$verify_log" 2>&1 &
-verify_pid=$!
 echo "test: pytest (from ${SECONDS} s)"
 pytest_status=0
 workers=$(($(nproc) + 1))

@@ -167,6 +167,9 @@ class Policy:
     """How many problems read the rows of each table: 1 for a table with rows per problem, P
     for a table every problem shares. `course.learn` divides each table's step by it. Empty
     means 1 for every table."""
+    normalised: bool = False
+    """True when the one table's rows are log-probabilities already (the counted reference,
+    never trained): then log π(· | state) is the row itself, not normalised again each step."""
 
     def logits(self, state: State, base_log_probs: np.ndarray | None = None) -> np.ndarray:
         """(N, V) unnormalised log-probabilities of the next piece. `base_log_probs`: the base
@@ -182,8 +185,13 @@ class Policy:
     def log_probs(self, state: State, base_log_probs: np.ndarray | None = None) -> np.ndarray:
         """(N, V) log π(y | state), by log-softmax (stable for any logits, -inf allowed)."""
         z = self.logits(state, base_log_probs)
-        top = np.max(z, axis=-1, keepdims=True)
-        return z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
+        return z if self.normalised else log_softmax(z)
+
+
+def log_softmax(z: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis: z - max - log Σ exp(z - max), row by row."""
+    top = np.max(z, axis=-1, keepdims=True)
+    return z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
 
 
 # -- 4. sampling, and the log-probability of a completion ----------------------------------------
@@ -317,8 +325,8 @@ def fit_reference(vocab: Vocabulary, examples: Sequence[tuple[int, str]], n_prob
     seen = own.sum(axis=-1, keepdims=True)
     own_probs = np.divide(own, seen, out=np.zeros_like(own), where=seen > 0)
     mix = np.where(seen > 0, own_weight * own_probs + (1 - own_weight) * pooled, pooled)
-    table = np.log(mix).reshape(n_problems * (v + 1) * runs, v)
-    reference = Policy(vocab, (by_problem_previous_and_run(v),), [table])
+    table = log_softmax(np.log(mix).reshape(n_problems * (v + 1) * runs, v))
+    reference = Policy(vocab, (by_problem_previous_and_run(v),), [table], normalised=True)
     return reference, {"used": used, "skipped": skipped}
 
 
