@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything, then run every check a teacher relies on:
 #   ruff; mypy on src/ and benchmarks/; the data regenerates byte for byte; every canonical
-#   run regenerates byte for byte (alongside the linters and pytest); pytest: unit, property, docs code blocks
-#   (incl. README), the strict site build (once: the site tests share it,
+#   run regenerates byte for byte (alongside the linters and pytest); pytest: unit, property,
+#   docs code blocks (incl. README), the strict site build (once: the site tests share it,
 #   tests/site/shared_site.py), the copy-paste test and the browser tests (Playwright driving
 #   Debian's chromium).
 # pytest runs in one process more than the machine has cores (pytest-xdist): the browser tests
@@ -35,7 +35,9 @@ fi
 # pytest's; either failing fails the test command, and a lint failure stops it too.
 echo "test: course runs verify (alongside the rest; its report follows pytest's)"
 verify_log=$(mktemp)
-.venv/bin/course runs verify >"$verify_log" 2>&1 &
+(
+  .venv/bin/course runs verify
+) >"$verify_log" 2>&1 &
 verify_pid=$!
 trap 'kill "$verify_pid" 2>/dev/null || true; rm -f "$verify_log"' EXIT
 
