@@ -53,8 +53,9 @@ echo "test: course data check"
 echo "test: pytest (from ${SECONDS} s)"
 pytest_status=0
 workers=$(($(nproc) + 1))
-.venv/bin/pytest -p no:cacheprovider --numprocesses "$workers" --dist worksteal "$@" \
-  || pytest_status=$?
+# --durations: the slowest tests, so that the next change to the budget starts from them.
+.venv/bin/pytest -p no:cacheprovider --numprocesses "$workers" --dist worksteal \
+  --durations=15 "$@" || pytest_status=$?
 echo "test: pytest ended at ${SECONDS} s"
 verify_status=0
 wait "$verify_pid" || verify_status=$?

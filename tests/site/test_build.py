@@ -99,27 +99,26 @@ def test_the_mini_repository_builds_when_nothing_is_wrong(tmp_path):
     assert build.returncode == 0, build.log
 
 
-def test_writer_mistakes_fail_the_strict_build(tmp_path):
+def test_writer_mistakes_fail_the_strict_build_each_named(tmp_path):
+    """Every mistake is a warning, so one strict build reports them all (one build instead of
+    one per mistake: each build starts MkDocs and Material again). A block that raises is
+    named by page and line."""
     docs = {
         "index.md": "# Home\n\n[a broken anchor](#no-such-heading)\n\n"
                     "[a missing page](missing.md)\n\n"
                     "```python notest\nprint('bare word')\n```\n",
         "orphan.md": "# Not in nav\n",
+        "raises.md": "# Raises\n\n```python\nprint('shown')\n"
+                     "raise RuntimeError('block failed on purpose')\n```\n",
     }
-    build = mini_build(mini_repo(tmp_path, docs))
+    nav = MINIMAL_NAV + "  - Raises: raises.md\n"
+    build = mini_build(mini_repo(tmp_path, docs, nav=nav))
     assert build.returncode != 0
     assert "no-such-heading" in build.log, build.log                      # anchors: warn
     assert "missing.md" in build.log, build.log                           # links: warn
     assert "orphan.md" in build.log, build.log                            # omitted_files: warn
     assert "```{.python notest}" in build.log, build.log                  # site_hooks/fences.py
-
-
-def test_a_block_that_raises_fails_the_build_naming_page_and_line(tmp_path):
-    page = ("# Home\n\n```python\nprint('shown')\n"
-            "raise RuntimeError('block failed on purpose')\n```\n")
-    build = mini_build(mini_repo(tmp_path, {"index.md": page}))
-    assert build.returncode != 0
-    assert "docs/index.md, the block at line 3 raised:" in build.log, build.log
+    assert "docs/raises.md, the block at line 3 raised:" in build.log, build.log
     assert "RuntimeError: block failed on purpose" in build.log, build.log
 
 
