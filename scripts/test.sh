@@ -52,7 +52,7 @@ echo "test: course data check"
 .venv/bin/course data check
 echo "test: pytest (from ${SECONDS} s)"
 pytest_status=0
-workers=$(($(nproc) + 1))
+workers=$(nproc)
 # --durations: the slowest tests, so that the next change to the budget starts from them.
 .venv/bin/pytest -p no:cacheprovider --numprocesses "$workers" --dist worksteal \
   --durations=15 "$@" || pytest_status=$?
