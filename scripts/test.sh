@@ -5,10 +5,11 @@
 #   docs code blocks (incl. README), the strict site build (once: the site tests share it,
 #   tests/site/shared_site.py), the copy-paste test and the browser tests (Playwright driving
 #   Debian's chromium).
-# pytest runs in one process more than the machine has cores (pytest-xdist): the browser tests
-# spend much of their time waiting for pages, and the other tests fill it; work-stealing keeps
-# the processes busy to the end. The site is built in the background meanwhile. Each part is
-# stamped with the seconds since the start; benchmarks/bench_test_command.py reads them.
+# pytest runs in as many processes as the machine has cores (pytest-xdist), beside the two of
+# `course runs verify`; work-stealing keeps them busy to the end. One process more than the
+# cores starved the browsers: their waits poll while they wait, and the fresh-clone command
+# took 355 to 370 s against 336 s with one per core (benchmarks/bench_test_command.py, on
+# 2 cores). Each part is stamped with the seconds since the start; the benchmark reads them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
