@@ -366,12 +366,17 @@ def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray, batch_size
     return grads
 
 
-def ascend(learner: Policy, grads: Sequence[np.ndarray], lr: float) -> None:
-    """θ_j <- θ_j + (lr / n_j) · ĝ_j for each table j, n_j = the problems sharing its rows
+def steps_of(learner: Policy, grads: Sequence[np.ndarray], lr: float) -> list[np.ndarray]:
+    """(lr / n_j) · ĝ_j for each table j, n_j = the problems sharing its rows
     (`Policy.shared_by`): every row moves by the mean pull of the prompts that read it."""
     shared_by = learner.shared_by or (1,) * len(learner.tables)
-    for table, g, n in zip(learner.tables, grads, shared_by, strict=True):
-        table += (lr / n) * g
+    return [(lr / n) * g for g, n in zip(grads, shared_by, strict=True)]
+
+
+def ascend(learner: Policy, grads: Sequence[np.ndarray], lr: float) -> None:
+    """θ_j <- θ_j + (lr / n_j) · ĝ_j for each table j (`steps_of`), in place."""
+    for table, step in zip(learner.tables, steps_of(learner, grads, lr), strict=True):
+        table += step
 
 
 def reinforce_step(learner: Policy, problems: Sequence[Record], config: LearnConfig,

@@ -239,10 +239,11 @@ def sample(policy: Policy, x: np.ndarray, rng: np.random.Generator) -> Rollouts:
     state = State.start(np.asarray(x))
     drawn_from, base_drawn_from = [], []
     for t in range(policy.t_max):
-        if policy.base is not None:
-            base_drawn_from.append(policy.base.log_probs(state))
-        log_probs = policy.log_probs(state, base_drawn_from[-1] if policy.base else None)
+        base = None if policy.base is None else policy.base.log_probs(state)
+        log_probs = policy.log_probs(state, base)
         drawn_from.append(log_probs)
+        if base is not None:
+            base_drawn_from.append(base)
         cdf = np.cumsum(np.exp(log_probs), axis=1)
         u = rng.random(n) * cdf[:, -1]
         y = np.minimum((u[:, None] >= cdf).sum(axis=1), policy.vocab.size - 1)

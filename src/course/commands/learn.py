@@ -19,6 +19,7 @@ from course.learn import (
     ADVANTAGES,
     LearnConfig,
     UnstableConfigWarning,
+    learner_of,
     log_table,
     setup,
     slow_motion,
@@ -29,7 +30,6 @@ from course.paths import display_path
 from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
 from course.runs import write_run
-from course.token_policy import learner_for
 
 
 def register(subparsers: Any) -> None:
@@ -80,7 +80,7 @@ def _main(args: Any) -> int:
     rng = np.random.default_rng(config.seed)
     if args.slow_motion:
         problems, reference, _ = setup(config)
-        print(slow_motion(learner_for(reference, len(problems)), problems, config, rng))
+        print(slow_motion(learner_of(config, reference, len(problems)), problems, config, rng))
         return 0
     if args.out is None:
         logs = train(config, rng).logs

@@ -37,9 +37,11 @@ from course.learn import (
     collect,
     fresh_samples,
     gradient,
+    learner_of,
     paid_and_strict,
     reinforce_step,
     setup,
+    steps_of,
 )
 from course.reports.learn import (
     SEEDS,
@@ -51,7 +53,7 @@ from course.reports.learn import (
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles
 from course.selection import pass_at_k_curve
-from course.token_policy import Policy, learner_for, sequence_log_prob
+from course.token_policy import Policy, sequence_log_prob
 
 CONFIG = LearnConfig(lr=3.0, steps=150, batch_size=8)
 """What every rule shares: lr 3, 150 steps, 8 fresh samples per prompt per step, β = 0."""
@@ -110,14 +112,14 @@ def first_step_length(config: LearnConfig) -> float:
     `config`, over `MATCH_BATCHES` batches drawn by a generator of their own: the same batches
     whatever the rule, since the rule acts only after sampling."""
     problems, reference, _ = setup(config)
-    learner = learner_for(reference, len(problems))
+    learner = learner_of(config, reference, len(problems))
     rng = np.random.default_rng([config.seed, 2])
     lengths = []
     for _ in range(MATCH_BATCHES):
         update = collect(learner, problems, config, rng)
         grads = gradient(learner, update.rollouts, update.weight, config.batch_size,
                          update.log_probs)
-        step = [(config.lr / n) * g for g, n in zip(grads, learner.shared_by, strict=True)]
+        step = steps_of(learner, grads, config.lr)
         lengths.append(math.sqrt(sum(float((part ** 2).sum()) for part in step)))
     return float(np.mean(lengths))
 
@@ -145,7 +147,7 @@ def trajectory(config: LearnConfig) -> tuple[list[dict[str, float]], float]:
     """Train from `config.seed` and measure the policy at every checkpoint; also the
     completions drawn per prompt over the whole training."""
     problems, reference, _ = setup(config)
-    learner = learner_for(reference, len(problems))
+    learner = learner_of(config, reference, len(problems))
     train_rng = np.random.default_rng(config.seed)
     eval_rng = np.random.default_rng([config.seed, 1])      # never touches the training draws
     points = [measure_policy(learner, problems, config.reward, config.batch_size, eval_rng)]

@@ -18,7 +18,7 @@ import numpy as np
 
 from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
-from course.learn import LearnConfig, reinforce_step, setup
+from course.learn import LearnConfig, learner_of, reinforce_step, setup
 from course.reports.learn import (
     SEEDS,
     config_record,
@@ -30,7 +30,6 @@ from course.reports.learn import (
 from course.reports.learn_hack import CONFIG as HACK_CONFIG
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles
-from course.token_policy import learner_for
 
 BETAS = (0.0, 0.05, 0.1, 0.2)
 """The KL coefficients compared; 0 is run_011's setting. At run_011's lr of 10 the learner is
@@ -50,7 +49,7 @@ def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for beta, seed in product(BETAS, SEEDS):
         run = replace(config, beta=beta, seed=seed)
         rng = np.random.default_rng(run.seed)
-        learner = learner_for(reference, len(problems))
+        learner = learner_of(run, reference, len(problems))
         rows = []
         for step in range(1, run.steps + 1):
             update = reinforce_step(learner, problems, run, rng)
