@@ -23,6 +23,7 @@ from course.paths import DATA_DIR, REPO_ROOT
 from course.scorer import SCORER_VERSION, score
 from course.selection import pass_at_k
 from course_site.outputs import runnable_blocks
+from course_site.run_blocks import chains
 
 
 @pytest.fixture(autouse=True)
@@ -38,11 +39,11 @@ def run_block(page: str, containing: str) -> dict[str, Any]:
     blocks = runnable_blocks(lines, page)
     found = [i for i, (_, block) in enumerate(blocks) if containing in block["code"]]
     assert len(found) == 1, f"{page}: {len(found)} blocks hold {containing!r}, not one"
-    first = found[0]
-    while blocks[first][1]["continuation"] and first > 0:
-        first -= 1
+    chain = next(c for c in chains([block["continuation"] for _, block in blocks])
+                 if found[0] in c)                      # grouped as the site groups them
     names: dict[str, Any] = {"__name__": "__main__"}
-    for fence, block in blocks[first:found[0] + 1]:
+    for index in chain[:chain.index(found[0]) + 1]:
+        fence, block = blocks[index]
         exec(compile(block["code"], f"{page}:{fence.open + 1}", "exec"), names)
     return names
 
