@@ -52,7 +52,7 @@ from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 from course.paths import RUNS_DIR
 from course.reports.figures import FIGURES
 from course_site import try_it
-from course_site.fences import fenced_blocks
+from course_site.fences import SNIPPET, fenced_blocks, included, snippets
 from course_site.figures import FOLDER as FIGURES_FOLDER
 from course_site.run_pages import SITE_FOLDER as RUNS_FOLDER
 
@@ -74,7 +74,6 @@ _ATTR_ID = re.compile(r"\{:?[^}\n]*?#(?P<id>[\w-]+)[^}\n]*\}")
 _HTML_ID = re.compile(r"""\bid=["'](?P<id>[^"']+)["']""")
 _PICTURE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")   # a picture: `![alt](src)`
 _AUTODOC = re.compile(r"^::: ", re.M)   # mkdocstrings: the ids come from the code
-_SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<file>[^":]+)(?::(?P<start>\d+):(?P<end>\d+))?"\s*$')
 _UNDERSCORES = re.compile(r"(?<!\w)_+|_+(?!\w)")   # emphasis; `snake_case` keeps its own
 
 
@@ -98,15 +97,14 @@ def over_a_sitting(markdown: str, where: str) -> str | None:
 
 
 def snippet_lines(line: str, repo: Path) -> list[str] | None:
-    """The lines a snippet line (`--8<-- "file"` or `--8<-- "file:start:end"`, a path from the
-    repository root) brings into a block, or None if `line` is not one."""
-    match = _SNIPPET.match(line)
-    if not match or not (repo / match["file"]).is_file():
+    """The lines a snippet line (`--8<-- "file"`, `"file:first:last"`: `fences.snippets`)
+    brings into a block, or None if `line` is not one (or names no file)."""
+    if not SNIPPET.fullmatch(line.strip()):            # a marker is a line of its own
         return None
-    lines = (repo / match["file"]).read_text(encoding="utf-8").split("\n")
-    if match["start"]:
-        return lines[int(match["start"]) - 1:int(match["end"])]
-    return lines
+    [(path, first, last, _)] = snippets(line)
+    if not (repo / path).is_file():
+        return None
+    return included((repo / path).read_text(encoding="utf-8"), first, last).split("\n")
 
 
 def wide_code(markdown: str, where: str, repo: Path = REPO) -> Iterator[str]:

@@ -114,6 +114,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from course_site.fences import included, snippets
 from course_site.outputs import execute, runnable_blocks
 from course_site.run_blocks import chains, leaves
 
@@ -873,16 +874,6 @@ def add_block_values(markdown: str, path: Path, sources: Sources) -> None:
                 sources.add(value, f"a number written in the code at line {at}")
 
 
-_SNIPPET = re.compile(r"--8<--\s+\"(?P<path>[^\"]+?)(?::(?P<start>\d+)(?::(?P<end>\d+))?)?\"")
-
-
-def snippets(markdown: str) -> list[tuple[str, int | None, int | None, int]]:
-    """`(path, first line, last line, line of the page)` of every `--8<--` include."""
-    return [(m["path"], int(m["start"]) if m["start"] else None,
-             int(m["end"]) if m["end"] else None, markdown.count("\n", 0, m.start()) + 1)
-            for m in _SNIPPET.finditer(markdown)]
-
-
 def cited_runs(markdown: str) -> list[str]:
     """The runs the page names outside fenced code (in any section)."""
     return sorted({run for part in sections(markdown) for run in part.runs})
@@ -905,8 +896,7 @@ def add_file_values(path: Path, sources: Sources, first: int | None = None,
     if b"\0" in raw[:4096]:
         return                                             # a picture or other binary
     text = raw.decode("utf-8", errors="replace")
-    if first is not None:
-        text = "\n".join(text.split("\n")[first - 1:last])
+    text = included(text, first, last)
     if path.suffix == ".json":
         try:
             _json_leaves(json.loads(text), f"{name} $", sources)
@@ -931,7 +921,7 @@ def collect_sources(markdown: str, path: Path) -> Sources:
         if file.is_file():
             add_file_values(file, sources, first, last)
             text = file.read_text(encoding="utf-8", errors="replace")[:MAX_TEXT]
-            sources.shown.append((line, "\n".join(text.split("\n")[(first or 1) - 1:last])))
+            sources.shown.append((line, included(text, first, last)))
         else:
             sources.notes.append(f"the snippet {snippet} does not exist")
     return sources

@@ -107,3 +107,23 @@ def warned(markdown: str, problems: list[str]) -> str:
     for problem in problems:
         log.warning(problem)
     return markdown
+
+
+# -- snippets: `--8<--` includes ----------------------------------------------------------------
+
+SNIPPET = re.compile(r"--8<--\s+\"(?P<path>[^\"]+?)(?::(?P<start>\d+)(?::(?P<end>\d+))?)?\"")
+"""A pymdownx.snippets include as the pages write it: `--8<-- "file"`, `"file:first"` or
+`"file:first:last"` (1-based lines, a path from the repository root)."""
+
+
+def snippets(markdown: str) -> list[tuple[str, int | None, int | None, int]]:
+    """`(path, first line, last line, line of the page)` of every `--8<--` include."""
+    return [(m["path"], int(m["start"]) if m["start"] else None,
+             int(m["end"]) if m["end"] else None, markdown.count("\n", 0, m.start()) + 1)
+            for m in SNIPPET.finditer(markdown)]
+
+
+def included(text: str, first: int | None, last: int | None) -> str:
+    """The part of a file's `text` that an include of lines `first` to `last` brings in."""
+    return text if first is None else "\n".join(text.split("\n")[first - 1:last])
+
