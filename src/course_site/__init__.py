@@ -12,6 +12,7 @@ whose events call the modules below in the order the build needs them:
 - `try_it`         ```try-it boxes: the scorer run in the reader's browser (Pyodide)
 - `fences`         the fence options `{.python notest}` and `continuation`, kept as classes
 - `outputs`        each Python block run once (`run_blocks`), its output shown beneath it
+- `predictions`   prediction boxes: an answer before the output, the key read from the output
 - `run_pages`      one page per runs/run_*/ folder, every value shown as inert text
 - `notebooks`      lab pages: no CDN script, download links, kernels that do not warn
 - `serve`          `mkdocs serve --dirty`: labs cached, a saved page rebuilt alone

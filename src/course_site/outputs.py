@@ -209,6 +209,11 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return markdown
 
 
+def results(where: str) -> list[dict[str, Any]]:
+    """What each runnable block of the page `where` printed, in order ([] if it has none)."""
+    return _record.get(where, [])
+
+
 def on_page_content(html_: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     shown = _shown.pop(page.file.src_uri, [])
     return with_outputs(html_, shown, f"docs/{page.file.src_uri}") if shown else html_

@@ -5,7 +5,7 @@ plugin is listed last in mkdocs.yml's `plugins`, so at equal priority its events
 Material's search, mkdocs-jupyter and mkdocstrings. Within an event the parts run in the order
 written here; the order matters where one part reads what another wrote (the student edition
 drops teacher blocks before any other part reads the page; Try-it boxes and fence options are
-rewritten before the blocks are run).
+rewritten before the blocks are run; prediction boxes read their keys from the blocks' output).
 
 Three events need another priority than the other plugins', given with `event_priority`:
 generated pages are compared with the last build's after every plugin has added its files
@@ -28,6 +28,7 @@ from course_site import (
     figures,
     notebooks,
     outputs,
+    predictions,
     run_pages,
     search_index,
     serve,
@@ -70,13 +71,15 @@ class CourseSite(BasePlugin):
         markdown = editions.on_page_markdown(markdown, page, config, files)
         markdown = try_it.expand(markdown, page.file.src_uri)
         markdown = fences.warned(*fences.rewrite_fences(markdown, page.file.src_uri))
+        markdown = predictions.on_page_markdown(markdown, page, config, files)
         for part in (outputs, search_index):
             markdown = part.on_page_markdown(markdown, page, config, files)
+        predictions.after_blocks_ran(page, outputs.results(f"docs/{page.file.src_uri}"))
         return markdown
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig,
                         files: Files) -> str:
-        for part in (outputs, notebooks):
+        for part in (outputs, predictions, notebooks):
             html = part.on_page_content(html, page, config, files)
         return html
 
@@ -91,6 +94,7 @@ class CourseSite(BasePlugin):
     @event_priority(-100)
     def _finish(self, *, config: MkDocsConfig) -> None:
         outputs.on_post_build(config)
+        predictions.on_post_build(config)
         search_index.on_post_build(config)
 
     on_post_build = CombinedEvent(_clean_lab_cache, _finish)
