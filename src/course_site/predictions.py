@@ -172,11 +172,18 @@ def find_key(spec: Spec, output: str) -> str:
             what = "a number" if spec.kind == "number" else f"one of {', '.join(spec.options)}"
             raise BoxError(f"the key, {spec.key}, is {found!r} in the output, not {what}")
         return found
-    before, after = (re.sub(r"\\\s+|\s+", r"\\s+", re.escape(part))
-                     for part in spec.key.split("{}"))
+    before, after = (_loose(part) for part in spec.key.split("{}"))
     if found_match := re.search(f"{before}({value}){after}", output):
         return found_match[1]
     raise BoxError(f'the key "{spec.key}" is not in the output of the block it points to')
+
+
+def _loose(text: str) -> str:
+    """A regular expression for `text` in which any run of spaces matches any run of spaces."""
+    if not text.strip():
+        return r"\s+" if text else ""
+    return ((r"\s+" if text[0].isspace() else "") + r"\s+".join(map(re.escape, text.split()))
+            + (r"\s+" if text[-1].isspace() else ""))
 
 
 def key_value(text: str) -> float:
@@ -197,7 +204,7 @@ class Box:
     region: tuple[int, int]          # the lines folded until the student answers (0-based)
     problems: list[str] = field(default_factory=list)
     key: str = ""
-    block_line: int = 0              # the line of the block whose output holds the key
+    block: int = -1                  # the index on the page of the block that printed the key
 
 
 _NONCE = secrets.token_hex(8)
@@ -290,16 +297,18 @@ def resolve(where: str, results: list[dict[str, Any]]) -> None:
             printing = [(index, line) for index, line in box.blocks
                         if line >= box.region[0] and results[index]["stdout"]]
             if len(printing) < box.spec.block:
-                box.problems.append(f"no block number {box.spec.block} that prints after the "
-                                    "box (or its marker): the key is read from a block's output")
+                box.problems.append(
+                    f"no block number {box.spec.block} that prints after the box (or after "
+                    f"`<!-- answers: {box.name} -->`, where the fold starts): the key is read "
+                    "from a block's output, and a block shown before the fold would give the "
+                    "answer away")
             else:
                 index, line = printing[box.spec.block - 1]
-                box.block_line = line + 1
-                if not box.region[0] <= line <= box.region[1]:
+                box.block = index
+                if line > box.region[1]:
                     box.problems.append(
-                        "the block whose output holds the key is shown before the student can "
-                        f"answer: put `<!-- answers: {box.name} -->` above it, or move it into "
-                        "the answer")
+                        "the block whose output holds the key comes after the box "
+                        f'`Answer: {box.name}`, where the fold ends: move it above, or into it')
                 try:
                     box.key = find_key(box.spec, results[index]["stdout"])
                 except BoxError as err:
@@ -391,7 +400,11 @@ def summary_html(files: Files, here: Page) -> str:
              'totals"></ul><p><button type="button" class="md-button" data-action="json">Export '
              'as JSON</button> <button type="button" class="md-button" data-action="csv">Export '
              'as CSV</button> <button type="button" class="md-button" data-action="clear">Clear '
-             "all</button></p></div>")
+             'all</button></p><p class="course-my-predictions-confirm" hidden>Delete every '
+             "prediction kept in this browser? It cannot be undone. "
+             '<button type="button" class="md-button" data-action="yes">Yes, delete them'
+             '</button> <button type="button" class="md-button" data-action="no">Keep them'
+             "</button></p></div>")
     return (panel + '<table class="course-my-predictions"><thead><tr><th>Lesson</th><th>'
             "Prediction</th><th>Answer</th><th>Yours</th></tr></thead><tbody>" +
             "".join(rows) + "</tbody></table>")
@@ -413,10 +426,9 @@ def after_blocks_ran(page: Page, results: list[dict[str, Any]]) -> None:
     """Called once the page's blocks have run (course_site/outputs.py), with their results."""
     where = f"docs/{page.file.src_uri}"
     resolve(where, results)
-    _record[where] = [{"name": box.name, "line": box.line,
-                       "kind": box.spec.kind if box.spec else "text", "key": box.key,
-                       "block_line": box.block_line,
-                       "key_pattern": box.spec.key if box.spec else ""}
+    _record[where] = [{"name": box.name, "line": box.line, "key": box.key, "block": box.block,
+                       "kind": box.spec.kind if box.spec else "text",
+                       "options": list(box.spec.options) if box.spec else []}
                       for box in _boxes.get(where, [])]
 
 

@@ -72,8 +72,9 @@ def wait(shared: Path) -> tuple[Build, str]:
     while not outcome.exists():
         time.sleep(0.5)
     fields = json.loads(outcome.read_text(encoding="utf-8"))
-    build = Build(**{**fields["build"], "site": Path(fields["build"]["site"]),
-                     "record": fields["build"]["record"] and Path(fields["build"]["record"])})
+    paths = {name: fields["build"][name] and Path(fields["build"][name])
+             for name in ("site", "record", "predictions")}
+    build = Build(**{**fields["build"], **paths})
     return build, fields["url"]
 
 

@@ -34,6 +34,7 @@ class Build:
     returncode: int
     log: str
     record: Path | None = None   # every block the build ran (course_site.outputs.RECORD_ENV)
+    predictions: Path | None = None   # every prediction box (course_site.predictions.RECORD_ENV)
 
 
 def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
@@ -44,8 +45,10 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
     `edition` is the edition built (course_site.editions), whatever the caller's shell says."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     record = out.parent / f"{out.name}-blocks.json"
+    boxes = out.parent / f"{out.name}-predictions.json"
     for name, value in (("COURSE_SITE_EXTRA_RUNS", extra_runs), ("COURSE_SITE_URL", site_url),
-                        ("COURSE_EDITION", edition), ("COURSE_SITE_BLOCK_RECORD", record)):
+                        ("COURSE_EDITION", edition), ("COURSE_SITE_BLOCK_RECORD", record),
+                        ("COURSE_SITE_PREDICTION_RECORD", boxes)):
         env.pop(name, None)
         if value is not None:
             env[name] = str(value)
@@ -54,7 +57,7 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
                            "--site-dir", str(out)], cwd=config.parent, env=env,
                           capture_output=True, text=True, timeout=600)
     return Build(out, time.perf_counter() - start, done.returncode, done.stdout + done.stderr,
-                 record if record.is_file() else None)
+                 record if record.is_file() else None, boxes if boxes.is_file() else None)
 
 
 MINIMAL_NAV = "nav:\n  - Home: index.md\n  - Runs: runs/index.md\n"

@@ -205,6 +205,17 @@ PARTS = 6
 processes share them (pytest-xdist)."""
 
 
+UNFOLD = """async () => {
+    document.querySelectorAll('form.course-predict [data-action=skip]:enabled')
+        .forEach((skip) => skip.click());
+    for (let frame = 0; frame < 2; frame++) await new Promise(requestAnimationFrame);
+}"""
+"""Press "Show me anyway" in every prediction box, and wait until scroll-regions.js has measured
+what that showed (its observers report on the next frame): a pass measures each page as a
+student sees it once every prediction is answered, answers open (the folding itself:
+test_a_prediction_is_asked_first_kept_and_handed_in)."""
+
+
 def page_batches(tabs: Tabs, site: Path, site_url: str, part: int = 0,
                  parts: int = 1) -> Iterator[list[tuple]]:
     """Every `parts`-th page of the site from the `part`-th, PARALLEL_PAGES at a time, each
@@ -220,6 +231,7 @@ def page_batches(tabs: Tabs, site: Path, site_url: str, part: int = 0,
         for page, _, _ in batch:
             page.wait_for_load_state("load")
             page.wait_for_load_state("networkidle")
+            page.evaluate(UNFOLD)
         yield batch
         for _, watch, _ in batch:
             watch.problems.clear()
@@ -755,7 +767,7 @@ def reach_problems(page) -> tuple[dict[int, str], list[str]]:
 
 
 KEY_PAGES = ["", "lessons/m1-reinforce/", "runs/run_001/", "labs/lab_bandit/", "rules/",
-             "maps/three-loops/", "maps/macro-micro/"]
+             "maps/three-loops/", "maps/macro-micro/", "predictions/"]
 """The pages the accessibility review looked at, plus the densest maths page: axe and the
 layout checks run on them in dark mode and on a phone too."""
 
@@ -818,6 +830,7 @@ def test_dark_mode_keeps_key_pages_accessible_and_inverts_the_lessons_figures(
         if not (path in KEY_PAGES or figures):
             continue
         open_page(page, site_url + path)
+        page.evaluate(UNFOLD)
         assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
         problems = list(watch.problems)
         watch.problems.clear()
@@ -855,6 +868,7 @@ def test_on_a_phone_key_pages_figures_and_diagrams_read_whole(new_tabs, built_si
     for path in pages[part::2]:
         drawn = diagrams_in(site, path)
         open_page(page, site_url + path)
+        page.evaluate(UNFOLD)
         if drawn:
             wait_for_diagrams(page, drawn)
         problems = list(watch.problems)
@@ -1078,4 +1092,73 @@ def test_a_try_it_box_without_javascript_is_a_sentence_with_the_command(new_tabs
     static = page.locator(".try-it .try-it-static")
     assert static.first.is_visible() and not page.locator(".try-it-live").first.is_visible()
     assert "course score --expected 323 'Final: 0323'" in static.first.inner_text()
+    assert watch.problems == []
+
+
+def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
+    """Predict, then run (course_site/predictions.py, predictions.js): the output that answers
+    a box stays folded until the student answers or skips; a wrong entry is refused; the key is
+    what the page's own block printed; answers survive a reload; My predictions counts, exports
+    (JSON and CSV) and clears them."""
+    page, watch = tab
+    open_page(page, site_url + "lessons/m1-reinforce/")
+    form = page.locator("#predict-the-learning-curve form")
+    figure = page.locator("img[src$='learning_curve.png']").first
+    answer = page.locator("details").filter(
+        has=page.locator("summary", has_text="Answer: the learning curve"))
+    assert form.is_visible() and not figure.is_visible() and not answer.is_visible()
+    field = form.get_by_label("Your prediction, J after 300 steps:")
+    result = form.get_by_role("status")
+    field.fill("about 0.9")                                          # not a number
+    form.get_by_role("button", name="Check my prediction").click()
+    assert "is not a number" in result.inner_text() and not figure.is_visible()
+    assert field.get_attribute("aria-invalid") == "true"
+    field.fill("0.6")
+    field.press("Enter")                                             # the keyboard submits
+    assert result.inner_text() == ("You said 0.6; the run gives 0.8992: off by 0.2992, outside "
+                                   "the box's tolerance of ±0.02.")
+    assert figure.is_visible() and answer.get_attribute("open") is not None
+    assert "-> 0.8992" in answer.locator(".course-output").inner_text()   # the page's own output
+    skipped = page.locator("#predict-the-ablation form")
+    skipped.get_by_role("button", name="Show me anyway").click()
+    assert skipped.get_by_role("status").inner_text() == (
+        "You looked without predicting; the run gives 5%.")
+    text = page.locator("#predict-no-baseline form")
+    text.get_by_label("Before you read on, write your prediction in one line:").fill(
+        "no, a failure changes nothing")
+    text.get_by_role("button", name="Save my prediction").click()
+    page.reload(wait_until="networkidle")
+    form = page.locator("#predict-the-learning-curve form")
+    assert form.get_by_role("status").inner_text().startswith("You said 0.6;")
+    assert form.get_by_label("Your prediction, J after 300 steps:").is_disabled()
+    assert page.locator("img[src$='learning_curve.png']").first.is_visible()
+
+    open_page(page, site_url + "lessons/m0-orientation/")
+    choice = page.locator("#predict-failures form")
+    choice.get_by_label("wrong_answer").check()
+    choice.get_by_role("button", name="Check my prediction").click()
+    assert choice.get_by_role("status").inner_text() == (
+        "You picked wrong_answer; the run gives wrong_answer. Right.")
+
+    open_page(page, site_url + "predictions/")
+    totals = page.locator(".course-my-predictions-totals li")
+    assert totals.filter(has_text="Milestone 1:").inner_text().endswith(
+        ": 2 of 6 answered, 0 within tolerance or right, 1 skipped")
+    assert totals.filter(has_text="Milestone 0:").inner_text().endswith(
+        ": 1 of 6 answered, 1 within tolerance or right, 0 skipped")
+    row = page.locator("tr", has=page.get_by_role("link", name="the learning curve", exact=True))
+    assert row.locator(".course-predict-status").inner_text() == (
+        "0.6 (run: 0.8992, outside ±0.02)")
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Export as JSON").click()
+    exported = json.loads(Path(saved.value.path()).read_text(encoding="utf-8"))
+    assert sorted(p["name"] for p in exported["predictions"]) == [
+        "failures", "no baseline", "the ablation", "the learning curve"]
+    with page.expect_download() as saved:
+        page.get_by_role("button", name="Export as CSV").click()
+    lines = Path(saved.value.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("lesson,name,kind,answer,key") and len(lines) == 5
+    page.get_by_role("button", name="Clear all").click()
+    page.get_by_role("button", name="Yes, delete them").click()
+    assert row.locator(".course-predict-status").inner_text() == "not yet"
     assert watch.problems == []

@@ -102,6 +102,8 @@
     const { region, answer } = foldedBy(form);
     region.forEach(unlock);
     if (fresh && answer) answer.open = true;
+    // scroll-regions.js measures wide content again: what was folded had no size to measure
+    document.dispatchEvent(new Event("course-content-shown"));
   };
 
   const answerOf = (form) => {
@@ -224,25 +226,34 @@
       "my-predictions.csv", "text/csv", [COLUMNS.join(",")].concat(entries().map(
         (entry) => COLUMNS.map((column) => csvCell(entry[column])).join(","))).join("\n") +
         "\n"));
+    // Clearing asks once more, in the page: "Clear all", then "Yes, delete them" or "Keep them".
+    const confirmBox = panel.querySelector(".course-my-predictions-confirm");
     panel.querySelector("[data-action=clear]").addEventListener("click", () => {
-      if (window.confirm("Delete every prediction kept in this browser? This cannot be undone.")) {
-        localStorage.removeItem(STORE);
-        show();
-      }
+      confirmBox.hidden = false;
+      confirmBox.querySelector("[data-action=yes]").focus();
+    });
+    confirmBox.querySelector("[data-action=no]").addEventListener("click", () => {
+      confirmBox.hidden = true;
+    });
+    confirmBox.querySelector("[data-action=yes]").addEventListener("click", () => {
+      localStorage.removeItem(STORE);
+      confirmBox.hidden = true;
+      show();
     });
     panel.hidden = false;
     show();
   };
 
   const setUp = () => {
+    const forms = document.querySelectorAll("form.course-predict");
+    const table = document.querySelector("table.course-my-predictions");
+    if (!forms.length && !table) return;
     const page = sitePage();
     const heading = document.querySelector(".md-content h1");
     const lesson = heading ? Array.from(heading.childNodes)
       .filter((node) => !(node instanceof Element && node.matches(".headerlink")))
       .map((node) => node.textContent).join("").trim() : page;
-    document.querySelectorAll("form.course-predict").forEach((form) =>
-      setUpBox(form, page, lesson));
-    const table = document.querySelector("table.course-my-predictions");
+    forms.forEach((form) => setUpBox(form, page, lesson));
     if (table) setUpSummary(table);
   };
 

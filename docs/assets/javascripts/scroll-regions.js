@@ -53,7 +53,8 @@
 
   // A region's width changes with the window (ResizeObserver); what it holds changes when a
   // page arrives without a reload (document$), when MathJax typesets a formula or Mermaid
-  // replaces its <pre> with a diagram (MutationObserver). Every change re-measures them all.
+  // replaces its <pre> with a diagram (MutationObserver), when a prediction box shows what it
+  // folded (course-content-shown). Every change re-measures them all.
   const seen = new WeakSet();
   const resized = new ResizeObserver((entries) => entries.forEach((e) => update(e.target)));
   const refresh = () => {
@@ -68,6 +69,7 @@
   };
 
   document$.subscribe(refresh);
+  document.addEventListener("course-content-shown", refresh);   // predictions.js unfolded some
   let pending = false;
   new MutationObserver(() => {
     if (pending) return;

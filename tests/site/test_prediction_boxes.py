@@ -1,0 +1,190 @@
+"""Prediction boxes, read and checked as the build does (course_site/predictions.py), without
+building a site: the one Markdown form, its one-line errors, where a key is read from, and
+that a key moves when the code that printed it changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mkdocs.exceptions import PluginError
+from sitebuild import REPO, Build
+
+from course_site import predictions
+from course_site.predictions import BoxError, Spec, find_key, read_spec
+
+
+def spec(**fields: str) -> Spec:
+    return read_spec([f"{name}: {value}" for name, value in fields.items()])
+
+
+@pytest.mark.parametrize(("lines", "problem"), [
+    (["key: \"{}\"", "tolerance: 1"], "give exactly one of `number: <what>` or `choice"),
+    (["number: x", "choice: y", "key: \"{}\""], "give exactly one of"),
+    (["number: x", "tolerance: 1"], "no `key:`"),
+    (["number: x", "key: 0.8992", "tolerance: 1"], "is neither \"text with {}\""),
+    (["number: x", "key: \"J -> 0.8992\"", "tolerance: 1"], "exactly one {}"),
+    (["number: x", "key: \"{} and {}\"", "tolerance: 1"], "exactly one {}"),
+    (["number: x", "key: \"-> {}\""], "a number needs `tolerance: <number >= 0>`"),
+    (["number: x", "key: \"-> {}\"", "tolerance: -1"], "finite number >= 0"),
+    (["number: x", "key: \"-> {}\"", "tolerance: nan"], "finite number >= 0"),
+    (["choice: x", "options: a", "key: line 1, field 1"], "two or more different options"),
+    (["choice: x", "options: a | a", "key: line 1, field 1"], "two or more different"),
+    (["choice: x", "options: a | b", "key: \"{}\"", "tolerance: 1"], "a choice has no tol"),
+    (["number: x", "options: a | b", "key: \"{}\"", "tolerance: 1"], "`options:` belong"),
+    (["number: x", "key: \"{}\"", "tolerance: 1", "block: 0"], "`block:` is a count from 1"),
+    (["number: x", "key: \"{}\"", "tolerance: 1", "answer: 0.9"], "unknown line 'answer: 0.9'"),
+    (["number: x", "number: y", "key: \"{}\"", "tolerance: 1"], "given twice"),
+    (["number:", "key: \"{}\"", "tolerance: 1"], "say what is asked"),
+])
+def test_a_malformed_box_is_refused_with_its_problem(lines, problem):
+    with pytest.raises(BoxError) as raised:
+        read_spec(lines)
+    assert problem in str(raised.value), str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+OUTPUT = ("300 steps: J 0.6 -> 0.8992; ceiling: the best style's 0.9\n"
+          "baseline    noise  stuck\n"
+          "none      0.02124  5% (10)\n"
+          "code                   count\n"
+          "not_an_integer            10\n")
+
+
+@pytest.mark.parametrize(("fields", "key"), [
+    ({"number": "J", "key": '"-> {}"', "tolerance": "0.02"}, "0.8992"),
+    ({"number": "J", "key": '"J  0.6   -> {};"', "tolerance": "0.02"}, "0.8992"),  # spaces
+    ({"number": "stuck", "key": "line 3, field 3", "tolerance": "3"}, "5%"),
+    ({"number": "noise", "key": '"none {}"', "tolerance": "0.01"}, "0.02124"),
+    ({"choice": "code", "options": "multiple_lines | not_an_integer",
+      "key": '"code count {}"'}, "not_an_integer"),
+    ({"choice": "code", "options": "not_an_integer | x", "key": "line 5, field 1"},
+     "not_an_integer"),
+])
+def test_the_key_is_read_from_the_output(fields, key):
+    assert find_key(spec(**fields), OUTPUT) == key
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ({"number": "J", "key": '"=> {}"', "tolerance": "1"}, "is not in the output"),
+    ({"number": "J", "key": '"ceiling: the best {}"', "tolerance": "1"}, "is not in the out"),
+    ({"number": "J", "key": "line 2, field 1", "tolerance": "1"}, "'baseline' in the output, "
+                                                                  "not a number"),
+    ({"number": "J", "key": "line 9, field 1", "tolerance": "1"}, "None in the output"),
+    ({"choice": "code", "options": "a | b", "key": "line 5, field 1"}, "not one of a, b"),
+    ({"choice": "code", "options": "a | b", "key": '"code count {}"'}, "is not in the output"),
+])
+def test_a_key_the_output_does_not_hold_is_refused(fields, problem):
+    with pytest.raises(BoxError) as raised:
+        find_key(spec(**fields), OUTPUT)
+    assert problem in str(raised.value), str(raised.value)
+
+
+PAGE = '''# A page
+
+!!! question "Predict: J"
+    Where does J end?
+
+    ```predict
+    number: J after 300 steps
+    key: "-> {}"
+    tolerance: 0.02
+    ```
+
+!!! question "Predict: why"
+    Why?
+
+<!-- answers: J -->
+
+```python
+print("300 steps: J 0.6 -> 0.8992")
+```
+
+??? success "Answer: J"
+    Just under 0.9.
+
+??? success "Answer: why"
+    Because.
+'''
+
+
+def built(page: str, stdout: list[str], where: str = "docs/p.md") -> list[predictions.Box]:
+    """The page's boxes once its blocks have printed `stdout` (one string per block)."""
+    predictions.with_placeholders(page, where, page)
+    predictions.resolve(where, [{"stdout": out} for out in stdout])
+    return predictions._boxes.pop(where)
+
+
+def test_a_box_gets_its_key_and_a_free_text_box_gets_a_form():
+    boxes = built(PAGE, ["300 steps: J 0.6 -> 0.8992\n"])
+    assert [(b.name, b.spec and b.spec.kind, b.key, b.line) for b in boxes] == [
+        ("J", "number", "0.8992", 3), ("why", None, "", 12)]
+    markdown = predictions.with_placeholders(PAGE, "docs/p.md", PAGE)
+    predictions._boxes.pop("docs/p.md")
+    assert "```predict" not in markdown and markdown.count("CoursePredict") == 2
+    form = predictions.form_html(boxes[0])
+    assert 'data-key="0.8992"' in form and " hidden>" in form and 'aria-live="polite"' in form
+    assert 'type="text"' in predictions.form_html(boxes[1])
+
+
+def test_a_key_moves_when_the_code_that_prints_it_changes():
+    """The key is never typed: print another number and the box's key is that number."""
+    assert built(PAGE, ["300 steps: J 0.6 -> 0.8992\n"])[0].key == "0.8992"
+    assert built(PAGE, ["300 steps: J 0.6 -> 0.7311\n"])[0].key == "0.7311"
+
+
+def test_a_key_printed_as_html_stays_text():
+    box = built(PAGE, ["J -> 1\n"])[0]
+    box.key = '"><script>alert(1)</script>'
+    form = predictions.form_html(box)
+    assert "<script>" not in form and "&lt;script&gt;" in form
+
+
+@pytest.mark.parametrize(("page", "stdout", "problem"), [
+    (PAGE, ["J 0.6 -> nothing\n"], "docs/p.md:3: prediction 'J': the key \"-> {}\" is not in"),
+    (PAGE, [""], "docs/p.md:3: prediction 'J': no block number 1 that prints"),
+    (PAGE.replace("<!-- answers: J -->\n\n```python", "```python").replace(
+        "??? success \"Answer: J\"", "<!-- answers: J -->\n\n??? success \"Answer: J\""),
+     ["J 0.6 -> 0.8992\n"], "no block number 1 that prints after the box (or after"),
+    (PAGE.replace("tolerance: 0.02", "tolerance: 0.02\n    block: 2").replace(
+        "??? success \"Answer: why\"", '```python\nprint("J -> 1")\n```\n\n??? success '
+        '"Answer: why"'), ["J 0.6\n", "J -> 1\n"], "comes after the box `Answer: J`"),
+    (PAGE.replace('??? success "Answer: J"\n    Just under 0.9.\n', ""),
+     ["J 0.6 -> 0.8992\n"], "docs/p.md:3: prediction 'J': no `??? success \"Answer: J\"` box"),
+])
+def test_a_box_the_build_cannot_make_fails_it_in_one_line_per_box(page, stdout, problem):
+    with pytest.raises(PluginError) as raised:
+        built(page, stdout)
+    predictions._boxes.pop("docs/p.md", None)
+    assert problem in str(raised.value), str(raised.value)
+    assert len(str(raised.value).split("\n")) == 1
+
+
+def test_a_predict_block_outside_a_box_is_refused():
+    page = "# P\n\n```predict\nnumber: x\n```\n"
+    with pytest.raises(PluginError, match=r"docs/p.md:3: a ```predict block outside"):
+        predictions.with_placeholders(page, "docs/p.md", page)
+
+
+def test_every_interactive_box_has_its_key_in_its_blocks_output(built_site: Build):
+    """On the built site: each number or choice box's key is in what its block printed (the
+    build's record of every block), and each box of the Markdown is on the page."""
+    assert built_site.predictions is not None and built_site.record is not None
+    boxes = json.loads(built_site.predictions.read_text(encoding="utf-8"))
+    blocks = json.loads(built_site.record.read_text(encoding="utf-8"))
+    kinds: dict[str, int] = {}
+    for page, found in boxes.items():
+        source = (REPO / page).read_text(encoding="utf-8")
+        assert len(found) == source.count('!!! question "Predict:'), page
+        assert sum(box["kind"] != "text" for box in found) == source.count("```predict"), page
+        for box in found:
+            kinds[box["kind"]] = kinds.get(box["kind"], 0) + 1
+            if box["kind"] == "text":
+                continue
+            printed = blocks[page][box["block"]]["stdout"]
+            assert box["key"] and box["key"] in printed, (page, box)
+            if box["kind"] == "choice":
+                assert box["key"] in box["options"], (page, box)
+            else:
+                float(box["key"].replace(",", "").removesuffix("%"))
+    assert kinds.get("number", 0) >= 15 and kinds.get("choice", 0) >= 3, kinds
