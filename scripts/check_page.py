@@ -80,8 +80,11 @@ _UNDERSCORES = re.compile(r"(?<!\w)_+|_+(?!\w)")   # emphasis; `snake_case` keep
 def minutes(markdown: str) -> float:
     """Estimated minutes to read `markdown` and run its code blocks."""
     lines = _PICTURE.sub("", _COMMENT.sub("", markdown)).split("\n")
-    fences = [range(fence.open, fence.close + 1) for fence in fenced_blocks(lines)]
-    code_lines = sum(len(fence) - 2 for fence in fences)      # without the fence lines
+    blocks = list(fenced_blocks(lines))
+    fences = [range(fence.open, fence.close + 1) for fence in blocks]
+    # without the fence lines; a ```predict block is a prediction box's form, not code to read
+    code_lines = sum(len(fence) - 2 for fence, block in zip(fences, blocks, strict=True)
+                     if block.words()[:1] != ["predict"])
     in_code = {number for fence in fences for number in fence}
     words = sum(len(line.split()) for number, line in enumerate(lines) if number not in in_code)
     return words / WORDS_PER_MINUTE + code_lines / CODE_LINES_PER_MINUTE
@@ -112,7 +115,7 @@ def wide_code(markdown: str, where: str, repo: Path = REPO) -> Iterator[str]:
     from its block's indentation: on the site that block would scroll sideways at 1280 px."""
     lines = markdown.split("\n")
     for fence in fenced_blocks(lines):
-        if fence.words()[:1] == ["mermaid"]:     # drawn as a diagram, never shown as code
+        if fence.words()[:1] in (["mermaid"], ["predict"]):   # a diagram, a box's form
             continue
         for number in range(fence.open + 1, fence.close):
             line = lines[number].removeprefix(fence.indent)

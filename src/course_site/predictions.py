@@ -234,6 +234,14 @@ def _box_end(lines: list[str], start: int) -> int:
     return end
 
 
+def prompts(lines: list[str], fences: list[Fence]) -> list[tuple[int, str]]:
+    """(line index, name) of each prediction box of a page; one shown inside a code block (a
+    teacher's example) is text, not a box."""
+    inside = {n for fence in fences for n in range(fence.open, fence.close + 1)}
+    return [(number, match["name"]) for number, line in enumerate(lines)
+            if number not in inside and (match := PROMPT.match(line))]
+
+
 def _find_box(lines: list[str], number: int, name: str, source: str,
               fences: list[Fence], blocks: list[int]) -> tuple[Box, Fence | None]:
     """The box opened at line `number`, and its ```predict block if it has one."""
@@ -269,8 +277,8 @@ def with_placeholders(markdown: str, where: str, source: str) -> str:
     lines = markdown.split("\n")
     fences = list(fenced_blocks(lines))
     blocks = [fence.open for fence, _ in runnable_blocks(lines, where)]
-    found = [(number, *_find_box(lines, number, match["name"], source, fences, blocks))
-             for number, line in enumerate(lines) if (match := PROMPT.match(line))]
+    found = [(number, *_find_box(lines, number, name, source, fences, blocks))
+             for number, name in prompts(lines, fences)]
     if stray := [fence.open + 1 for fence in fences if fence.words()[:1] == ["predict"]
                  and not any(n < fence.open <= _box_end(lines, n) for n, _, _ in found)]:
         raise PluginError(f"{where}:{stray[0]}: a ```predict block outside a "
@@ -299,7 +307,7 @@ def resolve(where: str, results: list[dict[str, Any]]) -> None:
             if len(printing) < box.spec.block:
                 box.problems.append(
                     f"no block number {box.spec.block} that prints after the box (or after "
-                    f"`<!-- answers: {box.name} -->`, where the fold starts): the key is read "
+                    f"the answers: {box.name} comment, where the fold starts): the key is read "
                     "from a block's output, and a block shown before the fold would give the "
                     "answer away")
             else:
@@ -380,8 +388,8 @@ def every_box(files: Files) -> list[tuple[str, str, Box]]:
         lines = text.split("\n")
         title = next((line[2:].strip() for line in lines if line.startswith("# ")), file.name)
         fences = list(fenced_blocks(lines))
-        found += [(file.url, title, _find_box(lines, n, m["name"], text, fences, [])[0])
-                  for n, line in enumerate(lines) if (m := PROMPT.match(line))]
+        found += [(file.url, title, _find_box(lines, n, name, text, fences, [])[0])
+                  for n, name in prompts(lines, fences)]
     return found
 
 
