@@ -1125,7 +1125,7 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
         "You looked without predicting; the run gives 5%.")
     text = page.locator("#predict-no-baseline form")
     text.get_by_label("Before you read on, write your prediction in one line:").fill(
-        "no, a failure changes nothing")
+        "=no: a failure changes nothing")       # a spreadsheet would run a leading `=`
     text.get_by_role("button", name="Save my prediction").click()
     page.reload(wait_until="networkidle")
     form = page.locator("#predict-the-learning-curve form")
@@ -1158,7 +1158,21 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
         page.get_by_role("button", name="Export as CSV").click()
     lines = Path(saved.value.path()).read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("lesson,name,kind,answer,key") and len(lines) == 5
+    assert ",no baseline,text,'=no: a failure changes nothing," in "\n".join(lines)
     page.get_by_role("button", name="Clear all").click()
     page.get_by_role("button", name="Yes, delete them").click()
     assert row.locator(".course-predict-status").inner_text() == "not yet"
+    assert watch.problems == []
+
+
+def test_without_javascript_a_prediction_box_is_its_question(new_tabs, site_url):
+    """The form is for browsers that run predictions.js: without JavaScript the box is only its
+    question, and nothing it would fold is hidden."""
+    page, watch = new_tabs(java_script_enabled=False).open()
+    open_page(page, site_url + "lessons/m1-reinforce/")
+    box = page.locator(".admonition", has=page.locator("#predict-the-learning-curve"))
+    assert box.inner_text().strip().endswith("Will the learner stop drawing reward 0?")
+    assert not box.locator("form").is_visible()
+    assert page.locator("img[src$='learning_curve.png']").first.is_visible()
+    assert page.locator(".course-predict-folded").count() == 0
     assert watch.problems == []

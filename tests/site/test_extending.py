@@ -16,7 +16,7 @@ from sitebuild import REPO
 from test_predictions import order_problems
 
 from course import data, datagen
-from course_site import fences, try_it
+from course_site import fences, predictions, try_it
 
 sys.path.insert(0, str(REPO / "scripts"))
 from check_page import problems
@@ -59,10 +59,14 @@ def test_the_lesson_example_passes_the_page_check_and_prints_what_it_quotes(tmp_
     assert check_lesson(tmp_path, f"# Milestone 7\n\n{lesson}") == []
     assert order_problems(lesson) == []
     lines = lesson.split("\n")
-    block = next(fences.fenced_blocks(lines))
+    block = next(fence for fence in fences.fenced_blocks(lines) if fence.is_python())
     ran = subprocess.run([sys.executable, "-c", block.code(lines)], cwd=tmp_path, text=True,
                          capture_output=True, env={**os.environ, "MPLBACKEND": "Agg"}, check=True)
     assert ran.stdout == "14 of 60 answers are negative\n" and "14 of 60:" in lesson
+    predictions.with_placeholders(lesson, "docs/m7.md", lesson)     # its box, as the build reads it
+    predictions.resolve("docs/m7.md", [{"stdout": ran.stdout}])
+    [box] = predictions._boxes.pop("docs/m7.md")
+    assert (box.spec and box.spec.kind, box.key) == ("number", "14")
 
 
 def test_the_try_it_example_passes_and_the_table_is_try_its_fields(tmp_path: Path):
