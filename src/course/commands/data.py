@@ -1,5 +1,6 @@
 """`course data generate | check`: the synthetic data rewritten from its seed, or checked
-byte for byte against the generator and `data/provenance.json`.
+byte for byte against the generator and `data/provenance.json`; `check` also checks the tiny
+transformer's pre-trained base (`course.tiny_pretrain.check_base`).
 
 A generated file that differs is shown at its first differing line, and the advice never runs
 the generator over a hand edit: the generator owns those files, so a change (a new problem) is
@@ -17,6 +18,7 @@ from course.commands.options import UsageError
 from course.datagen import HANDWRITTEN, SEED, build_data, check, write_data
 from course.formatting import one_line, short_literal, terminal_text
 from course.paths import DATA_DIR, display_path
+from course.tiny_pretrain import BASE_DIR, CHECK_STEPS, check_base
 
 DESCRIPTIONS = ("provenance.json", "README.md")
 """The files the generator writes about the others: they change when a hand-written one does."""
@@ -72,6 +74,19 @@ def first_difference(name: str, have: bytes, want: bytes) -> str:
 
 
 def _check(args: Any) -> int:
+    try:    # the tiny transformer's pre-trained weights: their bytes, and their first steps
+        base = check_base()
+    except (OSError, ValueError, KeyError) as err:
+        base = [f"{display_path(BASE_DIR)}: cannot be read: {one_line(str(err))}"]
+    for problem in base:
+        print(terminal_text(problem))
+    if not base:
+        print(f"{display_path(BASE_DIR)} holds the base its provenance describes (sha256, "
+              f"shapes, and the first {CHECK_STEPS} steps of pre-training re-run)")
+    return 1 if _check_generated() or base else 0
+
+
+def _check_generated() -> int:
     problems = check()
     for problem in problems:
         print(terminal_text(problem))  # names from provenance.json are data
