@@ -15,6 +15,13 @@ cd "$(dirname "$0")/.."
 
 EXTRAS=dev bash scripts/setup.sh
 
+# numpy's BLAS on one thread in every process: the pytest workers and `course runs verify`
+# already use every core, and a second BLAS thread per process only competes with them (the
+# tiny transformer's tests took 2 to 3 times as long with two); the runs are byte-identical
+# either way (`course runs verify` checked on one thread), and the tiny transformer's
+# pre-training is reproducible byte for byte on one (scripts/pretrain_tiny_lm.py).
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 # The browser for the site tests is Debian's chromium, never a browser downloaded by Playwright.
 if [ ! -x /usr/bin/chromium ]; then
   echo "test: installing Debian's chromium for the browser tests"
