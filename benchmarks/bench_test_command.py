@@ -28,8 +28,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 360.0
-PART = re.compile(r"^test: .*\d+ s\)?$|^=+ .* in [\d.]+s|^verify: .* done in \d+ s$")
-"""The lines of the test command's output that carry a time."""
+PART = re.compile(r"^test: .*\d+ s\)?$|^=+ .* in [\d.]+s|^verify: .* done in \d+ s$"
+                  r"|^[\d.]+s (?:call|setup|teardown) |^(?:FAILED|ERROR) ")
+"""The lines of the test command's output that carry a time (pytest's slowest tests among
+them), and any test that failed."""
 
 
 def main() -> int:

@@ -1107,6 +1107,7 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
     answer = page.locator("details").filter(
         has=page.locator("summary", has_text="Answer: the learning curve"))
     assert form.is_visible() and not figure.is_visible() and not answer.is_visible()
+    assert axe_problems(page) == []                      # the boxes waiting for an answer
     field = form.get_by_label("Your prediction, J after 300 steps:")
     result = form.get_by_role("status")
     field.fill("about 0.9")                                          # not a number
@@ -1135,6 +1136,7 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
 
     open_page(page, site_url + "lessons/m0-orientation/")
     choice = page.locator("#predict-failures form")
+    assert axe_problems(page) == []                      # a choice waiting for an answer
     choice.get_by_label("wrong_answer").check()
     choice.get_by_role("button", name="Check my prediction").click()
     assert choice.get_by_role("status").inner_text() == (
