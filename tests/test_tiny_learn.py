@@ -23,16 +23,8 @@ import pytest
 
 from course import tiny_learn as tl
 from course import tiny_lm as lm
+from course import tiny_tasks as tasks
 from course.selection import pass_at_k
-from course.tiny_tasks import (
-    END,
-    PROMPT_WIDTH,
-    WriterConfig,
-    held_out_problems,
-    label,
-    train_problems,
-    write_corpus,
-)
 
 MODEL = lm.ModelConfig(n_layer=1, n_embd=8, n_head=2, block_size=16)
 FAST = tl.TinyLearnConfig(prompts=3, group=4, max_new=6, lr=1e-2)
@@ -54,12 +46,12 @@ def writer() -> lm.Params:
     `contains_format` pays most of its completions and not all."""
     rng = np.random.default_rng(0)
     params = lm.init_params(MODEL, rng)
-    lines = [line.removesuffix(END) for line in write_corpus(WriterConfig(lines=2_000), rng)
-             if len(line) <= MODEL.block_size]
+    corpus = tasks.write_corpus(tasks.WriterConfig(lines=2_000), rng)
+    lines = [line.removesuffix(tasks.END) for line in corpus if len(line) <= MODEL.block_size]
     state = lm.adam_init(params)
     for _ in range(150):
         tokens, mask = lm.text_batch([lines[i] for i in rng.integers(len(lines), size=32)],
-                                     [PROMPT_WIDTH] * 32)
+                                     [tasks.PROMPT_WIDTH] * 32)
         _, grads = lm.language_model_loss(params, MODEL, tokens, mask)
         params, state, _ = lm.adam_step(params, grads, state, lm.AdamConfig(lr=3e-2))
     return params
@@ -98,7 +90,7 @@ def test_token_weights_put_the_advantage_on_the_completion_only():
 # -- the KL term ----------------------------------------------------------------------------------
 
 def test_the_log_ratio_is_zero_at_the_reference_and_the_samplers_otherwise():
-    pool, config = train_problems(), replace(FAST, beta=0.5)
+    pool, config = tasks.train_problems(), replace(FAST, beta=0.5)
     base, policy = params_of(0), params_of(1, spread=0.3)
     at_base = tl.collect(base, base, MODEL, pool, config, np.random.default_rng(3))
     assert np.all(at_base.log_ratio == 0.0)
@@ -114,7 +106,7 @@ def test_the_log_ratio_is_zero_at_the_reference_and_the_samplers_otherwise():
 
 @pytest.mark.parametrize("rule", ["rloo", "grpo", "dr_grpo"])
 def test_equal_rewards_teach_nothing_unless_beta_is_positive(rule):
-    pool, base, policy = train_problems(), params_of(0), params_of(1, spread=0.3)
+    pool, base, policy = tasks.train_problems(), params_of(0), params_of(1, spread=0.3)
     moved = {}
     for beta in (0.0, 0.5):
         config = replace(FAST, beta=beta, advantage=rule)
@@ -148,9 +140,9 @@ def test_held_out_prompts_never_reach_an_update(monkeypatch):
     config = tl.TinyLearnConfig(steps=2, prompts=256, group=2, max_new=3)
     measure = tl.EvalConfig(prompts=4, samples=2)
     run = tl.train(config, MODEL, params_of(0), np.random.default_rng(6), (0, 2), measure)
-    held_out = {p["prompt"] for p in held_out_problems()}
+    held_out = {p["prompt"] for p in tasks.held_out_problems()}
     # 512 draws: were held-out prompts (1 in 10) in the pool, some would be drawn
-    assert len(updated) == 1024 and set(updated) <= {p["prompt"] for p in train_problems()}
+    assert len(updated) == 1024 and set(updated) <= {p["prompt"] for p in tasks.train_problems()}
     assert not held_out & set(updated)
     assert set(run.evaluations) == {0, 2} and run.evaluations[2]["held_out"].samples == 2
 
@@ -195,7 +187,7 @@ def test_evaluate_against_a_recount(side_by_side, monkeypatch):
     assert list(measure.correct) == correct and 0 < sum(correct) < len(rows)
     assert measure.pass_at == pytest.approx(
         {k: np.mean([pass_at_k(n, c, k) for c in correct]) for k in (1, 2, 4, 8)})
-    exploits = [label(p, t).kind == "exploit" for p, t in zip(rows, texts, strict=True)]
+    exploits = [tasks.label(p, t).kind == "exploit" for p, t in zip(rows, texts, strict=True)]
     assert measure.exploit_share == np.mean(exploits) and measure.length == np.mean(lengths)
     assert 0 < measure.entropy <= np.log(MODEL.vocab_size)
 
@@ -203,8 +195,8 @@ def test_evaluate_against_a_recount(side_by_side, monkeypatch):
 def test_evaluation_problems_are_fixed_and_spread_over_the_split():
     first = tl.evaluation_problems("train", 64)
     assert first == tl.evaluation_problems("train", 64) and len({p["id"] for p in first}) == 64
-    assert first[0] == train_problems()[0] and first[-1] == train_problems()[-1]
-    held_out = {p["prompt"] for p in held_out_problems()}
+    assert first[0] == tasks.train_problems()[0] and first[-1] == tasks.train_problems()[-1]
+    held_out = {p["prompt"] for p in tasks.held_out_problems()}
     assert all(p["prompt"] in held_out for p in tl.evaluation_problems("held_out", 64))
 
 

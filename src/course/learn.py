@@ -133,16 +133,7 @@ class LearnConfig:
 
     def _check(self) -> None:
         """Refuse a setting out of range, every problem in one line."""
-        problems = []
-        if self.reward not in RUBRICS:
-            problems.append(f"reward: must be one of {', '.join(RUBRICS)}, got {self.reward!r}")
-        if self.advantage not in ADVANTAGES:
-            problems.append(f"advantage: must be one of {', '.join(ADVANTAGES)}, got "
-                            f"{self.advantage!r}")
-        if not (math.isfinite(self.beta) and self.beta >= 0):
-            problems.append(f"beta: must be a finite number >= 0, got {self.beta}")
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            problems.append(f"lr: must be a finite number > 0, got {self.lr}")
+        problems = shared_problems(self.reward, self.advantage, self.beta, self.lr)
         problems += filter(None, [
             count_problem("batch_size", self.batch_size, 2, MAX_BATCH_SIZE,
                           "one step samples that many completions for every prompt at once",
@@ -154,6 +145,22 @@ class LearnConfig:
             problems.append(f"seed: must be >= 0, got {self.seed}")
         if problems:
             raise ValueError("; ".join(problems))
+
+
+def shared_problems(reward: str, advantage: str, beta: float, lr: float) -> list[str]:
+    """What is out of range among the settings every Loop C on text shares (this module's and
+    `course.tiny_learn`'s), one clause each: the reward (a name of `RUBRICS`), the advantage
+    rule (of `ADVANTAGES`), β (finite, >= 0) and the step size (finite, > 0)."""
+    problems = []
+    if reward not in RUBRICS:
+        problems.append(f"reward: must be one of {', '.join(RUBRICS)}, got {reward!r}")
+    if advantage not in ADVANTAGES:
+        problems.append(f"advantage: must be one of {', '.join(ADVANTAGES)}, got {advantage!r}")
+    if not (math.isfinite(beta) and beta >= 0):
+        problems.append(f"beta: must be a finite number >= 0, got {beta}")
+    if not (math.isfinite(lr) and lr > 0):
+        problems.append(f"lr: must be a finite number > 0, got {lr}")
+    return problems
 
 
 STABLE_BETA_LR = 2.0

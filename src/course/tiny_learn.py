@@ -42,7 +42,7 @@ import numpy as np
 
 from course import tiny_lm as lm
 from course.data import Record
-from course.learn import ADVANTAGES, advantages
+from course.learn import advantages, shared_problems
 from course.limits import count_problem
 from course.rubrics import RUBRICS
 from course.scorer import score
@@ -106,16 +106,7 @@ class TinyLearnConfig:
     passes), >= 0."""
 
     def __post_init__(self) -> None:
-        problems = []
-        if self.reward not in RUBRICS:
-            problems.append(f"reward: must be one of {', '.join(RUBRICS)}, got {self.reward!r}")
-        if self.advantage not in ADVANTAGES:
-            problems.append(f"advantage: must be one of {', '.join(ADVANTAGES)}, got "
-                            f"{self.advantage!r}")
-        if not (math.isfinite(self.beta) and self.beta >= 0):
-            problems.append(f"beta: must be a finite number >= 0, got {self.beta}")
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            problems.append(f"lr: must be a finite number > 0, got {self.lr}")
+        problems = shared_problems(self.reward, self.advantage, self.beta, self.lr)
         if not (math.isfinite(self.temperature) and 0 < self.temperature <= 10):
             problems.append(f"temperature: must be in (0, 10], got {self.temperature}")
         sizes = list(filter(None, [
