@@ -206,14 +206,15 @@ processes share them (pytest-xdist)."""
 
 
 UNFOLD = """async () => {
-    document.querySelectorAll('form.course-predict [data-action=skip]:enabled')
-        .forEach((skip) => skip.click());
+    document.querySelectorAll('.course-predict-folded')
+        .forEach((folded) => folded.classList.remove('course-predict-folded'));
+    document.dispatchEvent(new Event('course-content-shown'));
     for (let frame = 0; frame < 2; frame++) await new Promise(requestAnimationFrame);
 }"""
-"""Press "Show me anyway" in every prediction box, and wait until scroll-regions.js has measured
-what that showed (its observers report on the next frame): a pass measures each page as a
-student sees it once every prediction is answered, answers open (the folding itself:
-test_a_prediction_is_asked_first_kept_and_handed_in)."""
+"""Show what the prediction boxes fold, as predictions.js does once a box is answered (the
+answers themselves stay closed), and wait until scroll-regions.js has measured it (it reports
+on the next frame): a pass measures each page as a student sees it once every prediction is
+answered (the folding itself: test_a_prediction_is_asked_first_kept_and_handed_in)."""
 
 
 def page_batches(tabs: Tabs, site: Path, site_url: str, part: int = 0,
