@@ -6,7 +6,8 @@
 # lesson longer than one sitting; each one line, `page:line: what is wrong (what it is about)`.
 # Then a Markdown page (a lesson, a map, the rules, ...): its Python blocks, collected as the full
 # test run collects them (blocks in admonitions and tabs included: tests/conftest.py), its
-# predictions (tests/site/test_predictions.py) and the numbers its prose quotes
+# predictions and the keys of its prediction boxes (tests/site/test_predictions.py) and the
+# numbers its prose quotes
 # (tests/site/test_prose_numbers.py), each selected by this page's exact test id.
 # A lab (docs/labs/lab_*.py): run as a script, as a student runs it; the site build executes it
 # as a notebook. Exit status: 0 passed, 1 failed, 2 not a page of the site.
@@ -45,6 +46,7 @@ case "$page" in
     # test never matches (stem `index` would match five pages); markdown-docs = its blocks.
     select="markdown-docs or test_predictions_come_before_their_answers[${page#docs/}]"
     select="$select or test_prose_numbers[$page]"
+    select="$select or test_each_prediction_box_finds_its_key[${page#docs/}]"
     if [[ "$page" == docs/lessons/* ]]; then
       select="$select or test_every_lesson_asks_for_predictions[$(basename "$page")]"
     fi

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import prose_numbers
 import pytest
 from shared_site import start, wait
 from sitebuild import CHROMIUM, LAUNCH_ARGS, Build
@@ -52,3 +53,14 @@ def browser():
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def the_build_record(request: pytest.FixtureRequest) -> None:
+    """When this session builds the site anyway (the test command), the blocks' results as the
+    build recorded them: no block runs a second time. Alone (scripts/test_page.sh on one page),
+    the page's blocks run here, without a build of the whole site."""
+    if any("built_site" in item.fixturenames for item in request.session.items):
+        built_site = request.getfixturevalue("built_site")
+        assert built_site.record is not None, "the build wrote no record of its blocks"
+        prose_numbers.use_record(built_site.record)

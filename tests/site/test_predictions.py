@@ -25,8 +25,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import prose_numbers as pn
 import pytest
+from mkdocs.exceptions import PluginError
 from sitebuild import REPO, Build
+
+from course_site import predictions
 
 DOCS = REPO / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.parts)
@@ -127,6 +131,25 @@ def test_predictions_come_before_their_answers(page: Path):
     problems = order_problems(page.read_text(encoding="utf-8"))
     where = page.relative_to(REPO).as_posix()
     assert not problems, "\n".join(f"{where}:{problem}" for problem in problems)
+
+
+BOXED = [page for page in PAGES if "```predict" in page.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("page", BOXED, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_each_prediction_box_finds_its_key(page: Path, the_build_record):
+    """What the build does with the page's ```predict blocks (course_site/predictions.py), on
+    what its blocks print (the build's record in the test command; run here alone, which is
+    how scripts/test_page.sh shows a key that is not found without building the site)."""
+    markdown = page.read_text(encoding="utf-8")
+    where = page.relative_to(REPO).as_posix()
+    predictions.with_placeholders(markdown, where, markdown)
+    try:
+        predictions.resolve(where, [result for _, _, result in pn.block_results(markdown, page)])
+    except PluginError as err:
+        pytest.fail(str(err))
+    finally:
+        predictions._boxes.pop(where, None)
 
 
 @pytest.mark.parametrize("page", LESSONS, ids=lambda p: p.name)

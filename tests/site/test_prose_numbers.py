@@ -493,17 +493,6 @@ def test_lessons_and_the_rules_are_checked_for_numbers_shown_near_them():
     assert not "docs/maps/three-loops.md".startswith(pn.SHOWN_PAGES)
 
 
-@pytest.fixture
-def the_build_record(request: pytest.FixtureRequest) -> None:
-    """When this session builds the site anyway (the test command), the blocks' results as the
-    build recorded them: no block runs a second time. Alone (scripts/test_page.sh on one page),
-    the page's blocks run here, without a build of the whole site."""
-    if any("built_site" in item.fixturenames for item in request.session.items):
-        built_site = request.getfixturevalue("built_site")
-        assert built_site.record is not None, "the build wrote no record of its blocks"
-        pn.use_record(built_site.record)
-
-
 @pytest.mark.parametrize(("page", "box_line", "quoted", "slip"), [
     ("docs/lessons/m1-reinforce.md", "is suppressed (0.315 → 0.287)", "0.287", "0.286"),
     ("docs/lessons/m3-llm-as-policy.md", "The reference earns 0.1920 in expectation", "0.1920",
