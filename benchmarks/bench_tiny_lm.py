@@ -1,6 +1,6 @@
-"""How long does the tiny transformer's pre-training take, and how good is the base it makes?
+"""How long do the tiny transformer's pre-training and one RL run take, and what do they make?
 
-Run:  .venv/bin/python benchmarks/bench_tiny_lm.py
+Run:  .venv/bin/python benchmarks/bench_tiny_lm.py [--part pretrain|rl]   (default: both)
 
 Pre-trains the committed config (`PretrainConfig()`, `course.tiny_pretrain`) from its seed, as
 `scripts/pretrain_tiny_lm.py` does, with numpy's BLAS on one thread (set before numpy loads, as
@@ -13,12 +13,20 @@ the script does), and times it with `time.perf_counter`. Then:
    provenance's measurement seed: the numbers the provenance records);
 3. the cheap check of the committed base (`check_base`: sha256, shapes, the first 10 steps).
 
-Target (PASS/FAIL at the end): pre-training within 180 s (issue 33: 3 minutes or less on the
-2-core machine). One run, not a best-of: the time depends on what else the machine runs.
+RL (`--part rl`): one run of the canonical `runs/run_021` (one seed, one arm: 200 steps of 16
+prompts x 8 samples, with its four checkpoints of 128 prompts x 64 samples on each split), for
+the quickest arm (`strict_rloo`) and the slowest (`proxy_beta_0`, whose completions grow to
+the 24-token cut), each timed whole and without its checkpoints, and each step log compared
+byte for byte with the one the run saved.
+
+Targets (PASS/FAIL at the end): pre-training within 180 s, one RL run within 120 s (issue 33:
+3 minutes and 2 minutes or less on the 2-core machine). One run each, not a best-of: the time
+depends on what else the machine runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -27,9 +35,60 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"  # before numpy loads, as scripts/pretrain_tiny_lm.py does
 
 TARGET_PRETRAIN_S = 180.0
+TARGET_RL_S = 120.0
+RL_ARMS = ("strict_rloo", "proxy_beta_0")
+"""The quickest arm of run_021 and the slowest."""
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=("pretrain", "rl"), help="time only this part")
+    part = parser.parse_args().part
+    passed = True
+    if part in (None, "pretrain"):
+        passed &= pretraining()
+    if part in (None, "rl"):
+        passed &= reinforcement()
+    return 0 if passed else 1
+
+
+def reinforcement() -> bool:
+    """One run of runs/run_021 per arm of `RL_ARMS`, timed whole and without its checkpoints,
+    its step log compared with the saved one. True if every whole run is within the target."""
+    from course.paths import RUNS_DIR
+    from course.reports.learn_tiny import CONFIG, log_bytes, log_name, train_arm
+    from course.tiny_pretrain import load_base
+
+    base, pretrain, _ = load_base()
+    config = CONFIG
+    print(f"one RL run of run_021: {config.learn.steps} steps of {config.learn.prompts} "
+          f"prompts x {config.learn.group} samples; checkpoints at "
+          f"{', '.join(map(str, config.checkpoints))}, each {config.measure.prompts} prompts x "
+          f"{config.measure.samples} samples on both splits")
+    passed = True
+    for arm in RL_ARMS:
+        arm_config = config.arm_config(arm, config.seeds[0])
+        start = time.perf_counter()
+        run = train_arm(arm_config, pretrain.model, base, config.checkpoints, config.measure)
+        whole = time.perf_counter() - start
+        start = time.perf_counter()
+        train_arm(arm_config, pretrain.model, base, (), config.measure)
+        alone = time.perf_counter() - start
+        saved = RUNS_DIR / "run_021" / log_name(arm, config.seeds[0])
+        same = saved.is_file() and saved.read_bytes() == log_bytes(run.logs)
+        print(f"  {arm:<14} seed {config.seeds[0]}: {whole:5.1f} s with its checkpoints, "
+              f"{alone:5.1f} s without; step log "
+              + ("the saved one, byte for byte" if same else "NOT the saved one"))
+        ok = whole <= TARGET_RL_S
+        passed &= ok
+        print(f"{'PASS' if ok else 'FAIL'}  one RL run <= {TARGET_RL_S:.0f} s  {whole:.1f} s "
+              f"({arm})")
+    return passed
+
+
+def pretraining() -> bool:
+    """Pre-train the committed config, measure it, check the committed base. True if it is
+    within the target and the check finds no problem."""
     import hashlib
 
     import numpy as np  # here, after the thread count is set
@@ -88,8 +147,8 @@ def main() -> int:
 
     passed = seconds <= TARGET_PRETRAIN_S
     print(f"\n{'PASS' if passed else 'FAIL'}  pre-training <= {TARGET_PRETRAIN_S:.0f} s  "
-          f"{seconds:.1f} s")
-    return 0 if passed and not problems else 1
+          f"{seconds:.1f} s\n")
+    return passed and not problems
 
 
 if __name__ == "__main__":

@@ -28,7 +28,15 @@ from course.formatting import cut, one_line
 from course.limits import count_problem
 from course.locked_room import check_run
 from course.paths import RUNS_DIR, display_path
-from course.reports.canonical import CANONICAL, REGENERATE_STALE, regenerate, stale, verify
+from course.reports.canonical import (
+    CANONICAL,
+    REGENERATE_STALE,
+    SPOT_CHECK_SAYS,
+    SPOT_CHECKED,
+    regenerate,
+    stale,
+    verify,
+)
 from course.runs import RunError, leftover_partials, read_json
 from course.scorer import SCORER_VERSION
 
@@ -356,7 +364,8 @@ def _print_verified(name: str, differences: list[str], seconds: float | None) ->
     for difference in differences:               # names files found in runs/: escaped
         print(f"{name}: {one_line(difference)}", flush=True)
     if not differences:
-        print(f"{name}: ok (byte-identical, rebuilt in {seconds or 0:.1f} s)", flush=True)
+        how = SPOT_CHECK_SAYS if name in SPOT_CHECKED else "byte-identical, rebuilt"
+        print(f"{name}: ok ({how} in {seconds or 0:.1f} s)", flush=True)
 
 
 def _regenerate_main(args: Any) -> int:

@@ -1,0 +1,174 @@
+"""`course learn --model tiny-lm` and the canonical run of the tiny transformer (`runs/run_021`,
+`course.reports.learn_tiny`), checked in a few seconds:
+
+* the command's table and its before/after summary fit 80 columns, with the legend once; every
+  option out of range, or not an option of the tiny transformer, is refused on one line;
+* the command trains what the run saved: its rows are the first rows of the run's step log for
+  the same arm and seed;
+* the run's summary agrees with its raw files, recounted here another way (pass@k by the
+  product form of `course.selection.pass_at_k`, the logs split on whitespace, the claims
+  counted again);
+* the spot check that `course runs verify run_021` runs finds an edited number: one that
+  breaks the seal, and one sealed again, on a step that it trains again;
+* numpy's BLAS is told to use one thread.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_run import one_error_line, run
+
+from course import runs
+from course.evaluation import in_how_many_seeds
+from course.formatting import COLUMNS
+from course.paths import RUNS_DIR
+from course.reports import canonical
+from course.reports import learn_tiny as lt
+from course.selection import pass_at_k
+from course.tiny_learn import EvalConfig
+
+RUN = RUNS_DIR / "run_021"
+SMALL_MEASURE = replace(lt.CONFIG, measure=EvalConfig(prompts=4, samples=4))
+"""The canonical settings with checkpoints of 4 prompts x 4 samples: the command measures
+before and after in a fraction of a second."""
+
+
+@pytest.fixture
+def small_measure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lt, "CONFIG", SMALL_MEASURE)
+
+
+def saved_rows(arm: str, seed: int, steps: int) -> list[str]:
+    lines = (RUN / lt.log_name(arm, seed)).read_text(encoding="utf-8").splitlines()
+    start = lines.index(lt.LOG_HEADER) + 1
+    return lines[start:start + steps]
+
+
+def test_the_command_fits_80_columns_and_trains_what_the_run_saved(small_measure, capsys):
+    code, out, _ = run(capsys, "learn", "--model", "tiny-lm", "--reward", "strict",
+                       "--advantage", "grpo", "--seed", "1", "--steps", "6", "--log-every", "1")
+    assert code == 0
+    lines = out.splitlines()
+    assert not [line for line in lines if len(line) > COLUMNS]
+    assert out.count(lt.LOG_LEGEND) == 1 and out.count(lt.LOG_HEADER) == 1
+    start = lines.index(lt.LOG_HEADER) + 1
+    assert lines[start:start + 6] == saved_rows("strict_grpo", 1, 6)
+    summary = lines[lines.index("") + 1:]
+    assert summary[0].startswith("Measured on 4 train and 4 held-out prompts, 4 fresh samples")
+    assert [line.split()[0] for line in summary[3:]] == [
+        "strict", "strict", "never", "exploit", "entropy", "length"]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--model", "tiny-lm", "--held-out"], "--held-out: not an option of --model tiny-lm"),
+    (["--model", "tiny-lm", "--slow-motion"], "--slow-motion: not an option of --model tiny-lm"),
+    (["--model", "tiny-lm", "--redraws", "1"], "--redraws: not an option of --model tiny-lm"),
+    (["--model", "tiny-lm", "--out", "x", "--note", "n"], "--out: not an option of --model"),
+    (["--temperature", "0.5"], "--temperature: not an option of --model table"),
+    (["--prompts", "4"], "--prompts: not an option of --model table"),
+    (["--model", "tiny-lm", "--temperature", "0"], "temperature: must be in (0, 10]"),
+    (["--model", "tiny-lm", "--group", "1"], "group: must be >= 2 (leave-one-out baseline)"),
+    (["--model", "tiny-lm", "--prompts", "600"], "prompts: must be at most 512"),
+    (["--model", "tiny-lm", "--lr", "nan", "--steps", "0"], "lr: must be a finite number > 0"),
+    (["--model", "tiny-lm", "--beta", "-1"], "beta: must be a finite number >= 0"),
+    (["--model", "tiny-lm", "--log-every", "0"], "--log-every: must be >= 1"),
+])
+def test_a_refused_option_is_one_line(argv, says, capsys):
+    code, out, err = run(capsys, "learn", *argv)
+    assert code == 2 and out == ""
+    assert one_error_line(err, "learn") and says in err, err
+
+
+def test_the_summary_agrees_with_a_recount_of_the_raw_files():
+    summary = json.loads((RUN / "summary.json").read_text(encoding="utf-8"))
+    config = lt.CONFIG
+    counts = {}
+    for line in (RUN / lt.CHECKPOINTS_FILE).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        counts[(row["arm"], row["seed"], row["step"], row["split"])] = row
+    assert len(counts) == len(config.arms) * len(config.seeds) * len(config.checkpoints) * 2
+
+    def pass_at(arm, seed, step, split, k):
+        row = counts[(arm, seed, step, split)]
+        return float(np.mean([pass_at_k(row["samples"], c, k) for c in row["correct"]]))
+
+    last = config.checkpoints[-1]
+    blocks = {block["title"]: block for item in summary["questions"].values()
+              for block in item["blocks"]}
+    for arm in lt.STRICT_ARMS:
+        block = blocks[f"{arm}: strict pass@1, step 0 -> {last}"]
+        rows = {row["label"]: row for row in block["rows"]}
+        gains = {split: [pass_at(arm, s, last, split, 1) - pass_at(arm, s, 0, split, 1)
+                         for s in config.seeds] for split in ("train", "held_out")}
+        assert rows["gain, held-out"]["per_seed"] == pytest.approx(gains["held_out"], abs=2e-4)
+        rose = [g > 0 for g in gains["held_out"]]
+        assert block["claims"][0] == {"claim": "held-out pass@1 rose", "holds": rose,
+                                      "count": in_how_many_seeds(rose)}
+        sharpen = blocks[f"{arm}, held-out: pass@k at step {last} minus the base's"]
+        never = [sum(c == 0 for c in counts[(arm, s, last, "held_out")]["correct"])
+                 for s in config.seeds]
+        rows = {row["label"]: row for row in sharpen["rows"]}
+        assert rows["never solved in 64, step 200"]["per_seed"] == never
+        assert rows["pass@16 change"]["per_seed"] == pytest.approx(
+            [pass_at(arm, s, last, "held_out", 16) - pass_at(arm, s, 0, "held_out", 16)
+             for s in config.seeds], abs=2e-4)
+    for arm in lt.PROXY_ARMS:
+        rows = {row["label"]: row for row in blocks[f"{arm} (β = {lt.ARMS[arm]['beta']}), "
+                                                     f"step {last}"]["rows"]}
+        kl = [np.mean([float(line.split()[3]) for line in saved_rows(arm, s, 200)[-10:]])
+              for s in config.seeds]
+        assert rows["KL (nats), last 10 steps"]["per_seed"] == pytest.approx(kl, abs=1e-4)
+        assert rows["exploit share, train"]["per_seed"] == [
+            counts[(arm, s, last, "train")]["exploit_share"] for s in config.seeds]
+
+
+def test_the_report_fits_80_columns_and_dr_grpo_is_rloo():
+    report = (RUN / "report.txt").read_text(encoding="utf-8").splitlines()
+    assert max(map(len, report)) <= COLUMNS
+    dr_grpo = (RUN / lt.log_name("strict_dr_grpo", 0)).read_text(encoding="utf-8")
+    rloo = (RUN / lt.log_name("strict_rloo", 0)).read_text(encoding="utf-8")
+    pairs = list(zip(dr_grpo.splitlines(), rloo.splitlines(), strict=True))
+    header = dr_grpo.splitlines().index(lt.LOG_HEADER) + 1
+    same = next(i for i, (a, b) in enumerate(pairs) if a != b) - header
+    summary = json.loads((RUN / "summary.json").read_text(encoding="utf-8"))
+    assert summary["dr_grpo"]["first_rows_equal_to_rloo"] == same
+
+
+def test_the_spot_check_finds_an_edited_number(tmp_path: Path):
+    """An edit that leaves the seal stale is named by it; an edit sealed again (every hash
+    recomputed) is found by training the spot arm's first steps again. (The committed folder
+    passes: `course runs verify`, run by the test command, spot-checks it.)"""
+    config = replace(lt.CONFIG, spot_steps=4)
+    raw = {name: content for name, content in runs.read_files(RUN).items()
+           if name.startswith("logs/") or name == lt.CHECKPOINTS_FILE}
+    name = lt.log_name(config.spot_arm, config.seeds[0])
+    text = raw[name].decode("utf-8")
+    row = saved_rows(config.spot_arm, config.seeds[0], 3)[2]
+    edited = row[:-5] + ("0.999" if row[-5:] != "0.999" else "0.998")
+    raw[name] = text.replace(row, edited, 1).encode("utf-8")
+
+    stale = tmp_path / "stale"
+    shutil.copytree(RUN, stale)
+    (stale / name).write_bytes(raw[name])
+    found = runs.unsealed(stale)
+    assert len(found) == 1 and f"{name}: sha256" in found[0], found
+
+    resealed = runs.write_run(tmp_path / "resealed",
+                              lt.derived_files(config, raw, canonical.TINY_NOTE))
+    found = lt.spot_check(config, canonical.TINY_NOTE, resealed)
+    assert found == [f"{name}: trained again, step 3 reads {row.split()[1:]}, saved "
+                     f"{edited.split()[1:]}"], found
+
+
+def test_numpys_blas_is_told_to_use_one_thread():
+    assert lt.one_blas_thread()
+    library = next((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
+    getter = ctypes.CDLL(str(library)).scipy_openblas_get_num_threads64_
+    assert getter() == 1
