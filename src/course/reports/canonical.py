@@ -71,10 +71,10 @@ TINY_NOTE = ("Loop C on the tiny transformer: the strict reward (RLOO, GRPO) and
 SPOT_CHECKED: dict[str, Callable[[Path], list[str]]] = {
     "run_021": lambda folder: learn_tiny.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
 }
-"""Runs that take minutes to rebuild (the tiny transformer trained 26 times, about 15 minutes
-on one core): `verify` runs their spot check instead, in seconds (`learn_tiny.spot_check`: every
-file made from the raw files made again, the seal, the first steps of one arm trained again),
-and says so; `regenerate` rebuilds them whole."""
+"""Runs that take minutes to rebuild (the tiny transformer trained 26 times: 1,008 s on one
+core of the 2-core machine): `verify` runs their spot check instead, in seconds
+(`learn_tiny.spot_check`: every file made from the raw files made again, the seal, the first
+steps of one arm trained again), and says so; `regenerate` rebuilds them whole."""
 SPOT_CHECK_SAYS = (f"spot-checked: the seal, every file made from the saved logs and "
                    f"{learn_tiny.CONFIG.spot_steps} steps trained again match,")
 """How `course runs verify` names what it checked of a `SPOT_CHECKED` run."""

@@ -172,7 +172,7 @@ class RunConfig:
     """The arms run, names of `ARMS`."""
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     """Each arm is trained from each of these seeds; 5, so that a claim is a count with an
-    interval, within a few hundred KB of logs and about 15 minutes on one core."""
+    interval, within a few hundred KB of logs and about 17 minutes on one core."""
     checkpoints: tuple[int, ...] = (0, 50, 100, 200)
     """Steps after which both splits are measured; 0 is the base, the same in every run."""
     measure: EvalConfig = field(default_factory=lambda: EvalConfig(prompts=128, samples=64))
@@ -626,7 +626,7 @@ def render_readme(summary: Mapping[str, Any], note: str) -> str:
 # -- 6. the whole run, and the spot check ---------------------------------------------------------
 
 def build_run(config: RunConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    """Train every arm from every seed (minutes: about 30 s a run on one core), then Dr. GRPO
+    """Train every arm from every seed (minutes: 25 to 40 s a run on one core), then Dr. GRPO
     once, and return the run folder's files."""
     one_blas_thread()
     base, pretrain, _ = load_base()
