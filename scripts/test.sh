@@ -19,8 +19,10 @@ EXTRAS=dev bash scripts/setup.sh
 # already use every core, and a second BLAS thread per process only competes with them (the
 # tiny transformer's tests took 2 to 3 times as long with two); the runs are byte-identical
 # either way (`course runs verify` checked on one thread), and the tiny transformer's
-# pre-training is reproducible byte for byte on one (scripts/pretrain_tiny_lm.py).
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# pre-training is reproducible byte for byte on one (scripts/pretrain_tiny_lm.py). Only
+# OpenBLAS's own variable (numpy's wheels bundle OpenBLAS): `nproc` obeys OMP_NUM_THREADS, and
+# with it set pytest below ran in one process instead of one per core (578 s instead of 340).
+export OPENBLAS_NUM_THREADS=1
 
 # The browser for the site tests is Debian's chromium, never a browser downloaded by Playwright.
 if [ ! -x /usr/bin/chromium ]; then
