@@ -22,7 +22,7 @@ EXTRAS=dev bash scripts/setup.sh
 # pre-training is reproducible byte for byte on one (scripts/pretrain_tiny_lm.py). Only
 # OpenBLAS's own variable (numpy's wheels bundle OpenBLAS): `nproc` obeys OMP_NUM_THREADS, and
 # with it set pytest below ran in one process instead of one per core (578 s instead of 340).
-# export OPENBLAS_NUM_THREADS=1  (experiment: off)
+export OPENBLAS_NUM_THREADS=1
 
 # The browser for the site tests is Debian's chromium, never a browser downloaded by Playwright.
 if [ ! -x /usr/bin/chromium ]; then
