@@ -68,6 +68,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
 
 from course_site.fences import Fence, fenced_blocks
 from course_site.outputs import runnable_blocks
@@ -186,11 +187,6 @@ def _loose(text: str) -> str:
             + (r"\s+" if text[-1].isspace() else ""))
 
 
-def key_value(text: str) -> float:
-    """A printed number as a float: `1,234` -> 1234.0, `5%` -> 5.0."""
-    return float(text.replace(",", "").removesuffix("%"))
-
-
 # -- 2. the boxes of a page --------------------------------------------------------------------
 
 @dataclass
@@ -199,6 +195,7 @@ class Box:
 
     name: str
     line: int                        # the box's line in the page's source (1-based)
+    end: int                         # the index of the box's last line in the page's Markdown
     spec: Spec | None                # None: a free-text prediction
     blocks: list[tuple[int, int]]    # (index on the page, line) of each runnable block after it
     region: tuple[int, int]          # the lines folded until the student answers (0-based)
@@ -246,7 +243,7 @@ def _find_box(lines: list[str], number: int, name: str, source: str,
               fences: list[Fence], blocks: list[int]) -> tuple[Box, Fence | None]:
     """The box opened at line `number`, and its ```predict block if it has one."""
     end = _box_end(lines, number)
-    box = Box(name, _source_line(source, name), None,
+    box = Box(name, _source_line(source, name), end, None,
               [(index, line) for index, line in enumerate(blocks) if line > end], (end + 1, end))
     inside = [fence for fence in fences
               if number < fence.open <= end and fence.words()[:1] == ["predict"]]
@@ -280,16 +277,15 @@ def with_placeholders(markdown: str, where: str, source: str) -> str:
     found = [(number, *_find_box(lines, number, name, source, fences, blocks))
              for number, name in prompts(lines, fences)]
     if stray := [fence.open + 1 for fence in fences if fence.words()[:1] == ["predict"]
-                 and not any(n < fence.open <= _box_end(lines, n) for n, _, _ in found)]:
+                 and not any(n < fence.open <= box.end for n, box, _ in found)]:
         raise PluginError(f"{where}:{stray[0]}: a ```predict block outside a "
                           '`!!! question "Predict: <name>"` box')
-    for index, (number, _, fence) in reversed(list(enumerate(found))):
+    for index, (_, box, fence) in reversed(list(enumerate(found))):
         holder = f"    CoursePredict{_NONCE}x{index}"
         if fence is not None:
             lines[fence.open:fence.close + 1] = [holder] + [""] * (fence.close - fence.open)
         else:
-            end = _box_end(lines, number)
-            lines[end + 1:end + 1] = ["", holder]
+            lines[box.end + 1:box.end + 1] = ["", holder]
     _boxes[where] = [box for _, box, _ in found]
     return "\n".join(lines)
 
@@ -332,9 +328,10 @@ def slug(name: str) -> str:
     return "predict-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "box")
 
 
-def form_html(box: Box) -> str:
+def form_html(box: Box, mine: str) -> str:
     """The box's form, hidden until predictions.js shows it (so that without JavaScript the
-    box is only its question). Every value is escaped: the key is what a block printed."""
+    box is only its question), linking to the page My predictions at `mine`. Every value is
+    escaped: the key is what a block printed."""
     def attr(value: object) -> str:
         return html.escape(str(value), quote=True)
 
@@ -366,7 +363,7 @@ def form_html(box: Box) -> str:
             f'<button type="submit" class="md-button md-button--primary">{submit}</button> '
             '<button type="button" class="md-button" data-action="skip">Show me anyway'
             '</button></p><p class="course-predict-note">What answers it stays folded until '
-            'you answer; your answers stay in this browser (see <a href="{MY}">My '
+            f'you answer; your answers stay in this browser (see <a href="{attr(mine)}">My '
             f'predictions</a>).</p><p class="course-predict-result" id="{ident}-result" '
             'role="status" aria-live="polite"></p></form></div>')
 
@@ -398,7 +395,7 @@ def summary_html(files: Files, here: Page) -> str:
     answers are filled in by predictions.js (without it, the table is a list of the boxes)."""
     rows = []
     for url, title, box in every_box(files):
-        href = html.escape(_relative(url, here.url) + "#" + slug(box.name), quote=True)
+        href = html.escape(get_relative_url(url, here.url) + "#" + slug(box.name), quote=True)
         kind = box.spec.kind if box.spec else "text"
         rows.append(f'<tr data-page="{html.escape(url, quote=True)}" '
                     f'data-name="{html.escape(box.name, quote=True)}"><td>{html.escape(title)}'
@@ -416,12 +413,6 @@ def summary_html(files: Files, here: Page) -> str:
     return (panel + '<table class="course-my-predictions"><thead><tr><th>Lesson</th><th>'
             "Prediction</th><th>Answer</th><th>Yours</th></tr></thead><tbody>" +
             "".join(rows) + "</tbody></table>")
-
-
-def _relative(url: str, base: str) -> str:
-    """`url` (a site path such as `lessons/m1/`) as a link from the page at `base`."""
-    depth = base.count("/")
-    return "../" * depth + url
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
@@ -451,7 +442,7 @@ def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files
     link = mine.url_relative_to(page.file) if mine else "#"
 
     def place(match: re.Match[str]) -> str:
-        return form_html(boxes[int(match[1])]).replace("{MY}", html.escape(link, quote=True))
+        return form_html(boxes[int(match[1])], link)
 
     return _PLACEHOLDER.sub(place, content)
 
