@@ -19,7 +19,11 @@ FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 MKDOCS = Path(sys.executable).with_name("mkdocs")
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+               "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+"""Chromium's flags for the browser tests. The last makes every host name but 127.0.0.1 fail
+to resolve: the site is tested offline, and a page that asks another host gets nothing (the
+tests record the request, test_browser.Tabs)."""
 WAIT_MS = 600_000
 """Playwright's limit on any one wait in the browser tests: ten minutes, a limit only a broken
 page reaches. A slow page load on a loaded machine never does (a 20 s limit once failed the

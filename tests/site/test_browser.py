@@ -40,8 +40,12 @@ class Watch:
 
 
 class Tabs:
-    """A browser context whose every request is checked: only 127.0.0.1 may be contacted
-    (anything else is recorded and aborted); each page's errors go to its own `Watch`."""
+    """A browser context whose every request is checked: a request to any host but 127.0.0.1
+    is recorded as a problem of the page that made it (the browser cannot reach one: the
+    launch's LAUNCH_ARGS resolve no other host); each page's errors go to its own `Watch`.
+    Requests are watched, not intercepted: Playwright's interception turns the browser's HTTP
+    cache off, and every page load then fetched and compiled the site's scripts again (half
+    as much CPU again per page)."""
 
     def __init__(self, browser, **options) -> None:
         """`options` go to Playwright's new_context (viewport, color_scheme, ...)."""
@@ -50,19 +54,16 @@ class Tabs:
         self.context.set_default_timeout(WAIT_MS)
         self.watches: dict = {}
         self.unattributed = Watch()   # requests no page can be blamed for (a worker's, say)
-        self.context.route("**/*", self._route)
+        self.context.on("request", self._request)
 
-    def _route(self, route) -> None:
-        url = urlsplit(route.request.url)
+    def _request(self, request) -> None:
+        url = urlsplit(request.url)
         if url.scheme in ("http", "https", "ws", "wss") and url.hostname != "127.0.0.1":
             try:
-                watch = self.watches.get(route.request.frame.page, self.unattributed)
+                watch = self.watches.get(request.frame.page, self.unattributed)
             except Exception:  # Playwright raises for requests without a frame
                 watch = self.unattributed
-            watch.add(f"request to another host: {route.request.url}")
-            route.abort()
-        else:
-            route.continue_()
+            watch.add(f"request to another host: {request.url}")
 
     def open(self) -> tuple:
         page, watch = self.context.new_page(), Watch()
@@ -197,13 +198,6 @@ def check_page(page, site: Path, path: str) -> list[str]:
 
 # -- every page --------------------------------------------------------------------------
 
-PARALLEL_PAGES = 4
-"""Pages loaded at once: the browser loads a batch concurrently, then each is checked. Each
-in a browser context of its own: of several pages in one context, headless chromium draws
-frames often only for one (the others got two animation frames in about a second, not 20 ms),
-and the checks wait for frames (SETTLE)."""
-
-
 PARTS = 6
 """The pages are checked in this many tests (every PARTS-th page each), so that the test
 processes share them (pytest-xdist)."""
@@ -228,26 +222,20 @@ checks wait for, SETTLE): a pass measures each page as a student sees it once ev
 prediction is answered (the folding itself: test_a_prediction_is_asked_first_kept_and_handed_in)."""
 
 
-def page_batches(new_tabs, site: Path, site_url: str, part: int = 0,
-                 parts: int = 1) -> Iterator[list[tuple]]:
-    """Every `parts`-th page of the site from the `part`-th, PARALLEL_PAGES at a time, each
-    batch loaded together: a list of (page, its Watch, path), each page in Tabs of its own
-    (`new_tabs`, made ready for a pass). A page's problems are cleared once the caller has
-    read them."""
-    pages = site_pages(site)[part::parts]
-    workers = [for_a_pass(new_tabs(), site).open() for _ in range(PARALLEL_PAGES)]
-    for start in range(0, len(pages), PARALLEL_PAGES):
-        batch = [(page, watch, path) for (page, watch), path
-                 in zip(workers, pages[start:start + PARALLEL_PAGES], strict=False)]
-        for page, _, path in batch:
-            page.goto(site_url + path, wait_until="commit")
-        for page, _, _ in batch:
-            page.wait_for_load_state("load")
-            page.wait_for_load_state("networkidle")
-            page.evaluate(UNFOLD)
-        yield batch
-        for _, watch, _ in batch:
-            watch.problems.clear()
+def test_a_request_to_another_host_is_a_problem_of_its_page(tab, site_url):
+    """Guards the watch itself: a page that asks another host, by a fetch or an image, gets
+    nothing, and each request is a problem of that page."""
+    page, watch = tab
+    open_page(page, site_url + "404.html")
+    page.evaluate("""async () => {
+        await fetch('https://cdn.example.org/lib.js').catch(() => null);
+        const image = new Image();
+        image.src = 'http://fonts.example.com/font.png';
+        await image.decode().catch(() => null);
+    }""")
+    assert [p for p in watch.problems if "another host" in p] == [
+        "request to another host: https://cdn.example.org/lib.js",
+        "request to another host: http://fonts.example.com/font.png"], watch.problems
 
 
 def test_the_home_page_really_has_a_diagram_and_math(tab, site_url, built_site: Build):
@@ -456,28 +444,20 @@ AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
 """axe-core impacts that fail the test; "moderate" and "minor" are reported by axe only."""
 
-START_AXE = """(scope) => {
-  window.__axe = axe.run(scope, {resultTypes: ['violations']}).then(result => ({
-    version: axe.version, passes: result.passes.length, whole: scope === 'html',
+RUN_AXE = """async (scope) => {
+  const result = await axe.run(scope, {resultTypes: ['violations']});
+  return {version: axe.version, passes: result.passes.length, whole: scope === 'html',
     violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-      nodes: v.nodes.map(n => n.target.join(' '))}))}));
+      nodes: v.nodes.map(n => n.target.join(' '))}))};
 }"""
 
 
-def start_axe(page, scope: str = "html") -> None:
-    """Start axe-core on the open page, or on the part of it that `scope` selects, without
-    waiting for it (pages of a batch run together). axe comes from node_modules/ at the
-    version package.json pins, never from the network."""
+def axe_problems(page, scope: str = "html") -> list[str]:
+    """axe-core's serious and critical violations on the open page, or in the part of it that
+    `scope` selects, one line each. axe comes from node_modules/ at the version package.json
+    pins, never from the network."""
     page.add_script_tag(path=str(AXE))
-    page.evaluate(START_AXE, scope)
-
-
-def axe_problems(page) -> list[str]:
-    """axe-core's serious and critical violations on the open page, one line each (started by
-    `start_axe` unless it was)."""
-    if not page.evaluate("'__axe' in window"):
-        start_axe(page)
-    result = page.evaluate("() => window.__axe")
+    result = page.evaluate(RUN_AXE, scope)
     pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["axe-core"]
     # axe really ran: over a whole page, more than ten of its rules found something to pass
     assert result["version"] == pinned and result["passes"] > (10 if result["whole"] else 0), \
@@ -670,17 +650,23 @@ FIGURE_EXEMPT_RUNS = {path.name for path in FIXTURE_RUNS.iterdir()}
 """The test fixtures' run folders: their PNGs are stand-ins, not drawn by `figure_png`."""
 
 
-def for_a_pass(tabs: Tabs, site: Path) -> Tabs:
-    """`tabs` made ready for a pass over many pages. Their diagrams can be measured: shadow
-    roots are opened (OPEN_SHADOW_ROOTS). And each page gets a search index with no entries:
-    the site's one index (a megabyte) would otherwise be fetched and indexed by Material's
-    search worker at every page load, a third of a CPU-second each time; the search tests
-    above load the real one."""
+NO_SEARCH_WORKER = """(() => {
+  const Real = window.Worker;
+  window.Worker = function (url, options) {
+    if (!String(url).includes('/workers/search.')) return new Real(url, options);
+    return {postMessage() {}, addEventListener() {}, removeEventListener() {}, terminate() {}};
+  };
+})();"""
+"""For a pass only: Material's search worker is never started, so the site's search index (a
+megabyte) is not fetched and indexed at every page load, a third of a CPU-second each time
+(the search tests load the real one)."""
+
+
+def for_a_pass(tabs: Tabs) -> Tabs:
+    """`tabs` made ready for a pass over many pages: their diagrams can be measured (shadow
+    roots are opened, OPEN_SHADOW_ROOTS) and no page starts a search (NO_SEARCH_WORKER)."""
     tabs.context.add_init_script(OPEN_SHADOW_ROOTS)
-    config = json.loads((site / "search" / "search_index.json").read_text("utf-8"))["config"]
-    empty = json.dumps({"config": config, "docs": []})
-    tabs.context.route("**/search/search_index.json",  # tried before the route of Tabs
-                       lambda route: route.fulfill(content_type="application/json", body=empty))
+    tabs.context.add_init_script(NO_SEARCH_WORKER)
     return tabs
 
 
@@ -822,22 +808,24 @@ def test_every_page_is_clean_offline_rendered_and_accessible(new_tabs, built_sit
     Dark mode and the phone: the next two tests."""
     site = built_site.site
     assert len(site_pages(site)) >= 6
+    page, watch = for_a_pass(new_tabs()).open()
     report = []
-    for batch in page_batches(new_tabs, site, site_url, part, PARTS):
-        for page, watch, path in batch:
-            report += [f"/{path}: {p}" for p in check_page(page, site, path)]
-            assert not watch.dialogs, (path, watch.dialogs)
-            start_axe(page, "html" if path in KEY_PAGES else CONTENT)
-        for page, watch, path in batch:
-            problems = axe_problems(page) + layout_problems(page) + watch.problems
-            if figures_in(site, path):
-                problems += figure_problems(page, site, path, 1280, "light")[1]
-            if diagrams_in(site, path):
-                wait_for_diagrams(page, diagrams_in(site, path))
-                problems += diagram_problems(page, 1280)[1]
-            if path.startswith("labs/lab_"):
-                problems += lab_box_problems(page, path)
-            report += [f"/{path}: {p}" for p in problems]
+    for path in site_pages(site)[part::PARTS]:
+        open_page(page, site_url + path)
+        page.evaluate(UNFOLD)
+        problems = check_page(page, site, path)
+        assert not watch.dialogs, (path, watch.dialogs)
+        problems += axe_problems(page, "html" if path in KEY_PAGES else CONTENT)
+        problems += layout_problems(page) + watch.problems
+        watch.problems.clear()
+        if figures_in(site, path):
+            problems += figure_problems(page, site, path, 1280, "light")[1]
+        if diagrams_in(site, path):
+            wait_for_diagrams(page, diagrams_in(site, path))
+            problems += diagram_problems(page, 1280)[1]
+        if path.startswith("labs/lab_"):
+            problems += lab_box_problems(page, path)
+        report += [f"/{path}: {p}" for p in problems]
     assert not report, "\n".join(report)
 
 
@@ -846,7 +834,7 @@ def test_dark_mode_keeps_key_pages_accessible_and_inverts_the_lessons_figures(
     """At the desktop width in the dark scheme: the key pages pass axe and the layout checks;
     every lesson figure is inverted and fits (the same CSS serves every page)."""
     site = built_site.site
-    page, watch = for_a_pass(new_tabs(color_scheme="dark"), site).open()
+    page, watch = for_a_pass(new_tabs(color_scheme="dark")).open()
     report, measured = [], 0
     for path in site_pages(site):
         figures = path.startswith("lessons/") and figures_in(site, path)
@@ -884,7 +872,7 @@ def test_on_a_phone_key_pages_figures_and_diagrams_read_whole(new_tabs, built_si
     10 px, and a diagram wider than the phone scrolls, Tab reaches it, and it opens at its
     first box (FIRST_BOXES) with both ends in reach (`reach_problems`)."""
     site = built_site.site
-    page, watch = for_a_pass(new_tabs(viewport={"width": 390, "height": 844}), site).open()
+    page, watch = for_a_pass(new_tabs(viewport={"width": 390, "height": 844})).open()
     pages = [path for path in site_pages(site) if path in KEY_PAGES or diagrams_in(site, path)
              or (path.startswith("lessons/") and figures_in(site, path))]
     report, firsts = [], {}
