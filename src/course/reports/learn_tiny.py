@@ -47,7 +47,15 @@ import numpy as np
 
 from course import runs
 from course.evaluation import in_how_many_seeds
-from course.formatting import COLUMNS, fixed, inline_code, markdown_table, paragraph, prose_text
+from course.formatting import (
+    COLUMNS,
+    fixed,
+    inline_code,
+    markdown_table,
+    paragraph,
+    prose_text,
+    rounded,
+)
 from course.jsonfiles import json_bytes, jsonl_bytes, jsonl_lines
 from course.reports.learn import spread
 from course.runs import RunFiles
@@ -445,8 +453,8 @@ def value_of(point: Mapping[str, Any], key: str) -> float:
 def band(values: Sequence[float]) -> dict[str, float]:
     """One number over seeds as its median, smallest and largest value (4 decimals); each
     seed's value is in `CHECKPOINTS_FILE`."""
-    return {"median": round(float(np.median(values)), 4) + 0.0,
-            "min": round(float(min(values)), 4) + 0.0, "max": round(float(max(values)), 4) + 0.0}
+    return {"median": rounded(np.median(values)), "min": rounded(min(values)),
+            "max": rounded(max(values))}
 
 
 def summarise(config: RunConfig, raw: Mapping[str, bytes]) -> dict[str, Any]:
@@ -492,11 +500,8 @@ def summarise(config: RunConfig, raw: Mapping[str, bytes]) -> dict[str, Any]:
 
 def seed_table(block: Mapping[str, Any]) -> list[list[str]]:
     """A block's rows as cells: the label, each seed's value, the median."""
-    def shown(x: float, digits: int) -> str:
-        return f"{round(x, digits) + 0.0:.{digits}f}"       # never -0.000
-
-    return [[row["label"], *(shown(x, row["digits"]) for x in row["per_seed"]),
-             shown(row["median"], row["digits"])] for row in block["rows"]]
+    return [[row["label"], *(fixed(x, digits=row["digits"]) for x in row["per_seed"]),
+             fixed(row["median"], digits=row["digits"])] for row in block["rows"]]
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
