@@ -128,27 +128,23 @@ assert measured["train"]["strict"] < 0.5 < measured[
 # about as much as its train pass@1, by half as much, or not at all?
 
 # %%
-def spread(block, key):
-    """'median [min, max]' of a per-seed summary."""
-    entry = block[key]
-    return (f"{entry['median']:.3f} "
-            f"[{entry['min']:.3f}, {entry['max']:.3f}]")
+def spread(entry):
+    """'median [min, max]' of a number over seeds, at the digits
+    of run_021's rows (which carry theirs), else 3."""
+    d = entry.get("digits", 3)
+    return (f"{entry['median']:.{d}f} "
+            f"[{entry['min']:.{d}f}, {entry['max']:.{d}f}]")
 
 
-def rows_of(question, title_start):
-    """The rows and claims of a run_021 question's block."""
+def rows_of(question, name):
+    """The rows and claims of the block of a run_021 question
+    named `name` (its title up to `:` or ` (`: an arm, or an arm
+    and a split)."""
     blocks = run["questions"][question]["blocks"]
     block = next(b for b in blocks
-                 if b["title"].startswith(title_start))
+                 if b["title"].split(":")[0].split(" (")[0] == name)
     rows = {row["label"]: row for row in block["rows"]}
     return rows, block["claims"]
-
-
-def cell(row):
-    """'median [min, max]' of a run_021 row, at its digits."""
-    d = row["digits"]
-    return (f"{row['median']:.{d}f} "
-            f"[{row['min']:.{d}f}, {row['max']:.{d}f}]")
 
 
 def say(claims, indent=2):
@@ -166,8 +162,8 @@ print("table policy (run_009), strict pass@1, "
 for name, key in (("trained prompts", "trained_prompts"),
                   ("held-out prompts", "held_out_prompts")):
     print(f"  {name:<17} "
-          f"{spread(seeds, 'held_out_reference_on_' + key)}"
-          f" -> {spread(seeds, 'held_out_trained_on_' + key)}")
+          f"{spread(seeds['held_out_reference_on_' + key])}"
+          f" -> {spread(seeds['held_out_trained_on_' + key])}")
 
 rows, claims = rows_of("transfer", "strict_rloo")
 print(f"transformer (run_021), strict pass@1, "
@@ -176,7 +172,7 @@ for split, name in (("train", "train prompts"),
                     ("held-out", "held-out prompts")):
     start = rows[f"{split}, step 0"]["median"]
     end = rows[f"{split}, step {run['steps']}"]
-    print(f"  {name:<17} {start:.3f} -> {cell(end)}")
+    print(f"  {name:<17} {start:.3f} -> {spread(end)}")
 say(claims)
 
 # %% [markdown]
@@ -230,8 +226,8 @@ show_figure(
 print("table policy (run_009), train = eval prompts, "
       "median [min, max]")
 for k in (1, 64):
-    print(f"  pass@{k:<3} {spread(seeds, f'reference_pass_at_{k}')}"
-          f" -> {spread(seeds, f'trained_pass_at_{k}')}")
+    print(f"  pass@{k:<3} {spread(seeds[f'reference_pass_at_{k}'])}"
+          f" -> {spread(seeds[f'trained_pass_at_{k}'])}")
 gained, lost = seeds["prompts_gained"], seeds["prompts_lost"]
 print(f"  prompts solved in 64 that the reference never solved: "
       f"{gained['median']:g} [{gained['min']:g}, {gained['max']:g}]")
@@ -242,10 +238,10 @@ rows, claims = rows_of("sharpen_or_expand", "strict_rloo, train")
 print("transformer (run_021), train prompts, change at step "
       f"{run['steps']}")
 for k in (1, 2, 4, 8, 16):
-    print(f"  pass@{k:<3} {cell(rows[f'pass@{k} change'])}")
+    print(f"  pass@{k:<3} {spread(rows[f'pass@{k} change'])}")
 for name in ("never solved in 64, base",
              f"never solved in 64, step {run['steps']}"):
-    print(f"  {name}: {cell(rows[name])}")
+    print(f"  {name}: {spread(rows[name])}")
 say(claims)
 
 # %% [markdown]
@@ -311,10 +307,10 @@ over = table_hack["over_seeds"]
 print("table policy, answer_anywhere, median [min, max]")
 print(f"  beta 0   (run_011) exploit share "
       f"{over['exploit_share_start']['median']:.3f} -> "
-      f"{spread(over, 'exploit_share_end')}")
+      f"{spread(over['exploit_share_end'])}")
 print(f"  {'':<18} strict pass@1 "
       f"{over['strict_start']['median']:.3f} -> "
-      f"{spread(over, 'strict_end')}")
+      f"{spread(over['strict_end'])}")
 for row in table_sweep["betas"]:
     if row["beta"] in (0.1, 0.2):
         o = row["over_seeds"]
@@ -325,16 +321,16 @@ for row in table_sweep["betas"]:
 
 print("transformer (run_021), step "
       f"{run['steps']}, median [min, max]")
-for arm in ("proxy_beta_0 ", "proxy_beta_0.1", "proxy_beta_0.3"):
+for arm in ("proxy_beta_0", "proxy_beta_0.1", "proxy_beta_0.3"):
     rows, claims = rows_of("exploit_and_leash", arm)
-    beta = run["arms"][arm.strip()]["beta"]
+    beta = run["arms"][arm]["beta"]
     print(f"  beta {beta}: exploit share "
           f"{rows['exploit share, base']['median']:.3f} -> "
-          f"{cell(rows['exploit share, train'])}")
+          f"{spread(rows['exploit share, train'])}")
     print(f"  {'':<9}strict pass@1 "
           f"{rows['strict pass@1, base']['median']:.3f} -> "
-          f"{cell(rows['strict pass@1, train'])}")
-    print(f"  {'':<9}KL {cell(rows['KL (nats), last 10 steps'])}"
+          f"{spread(rows['strict pass@1, train'])}")
+    print(f"  {'':<9}KL {spread(rows['KL (nats), last 10 steps'])}"
           f" nats, {rows['length, train']['median']:.1f} "
           f"characters")
     say(claims, indent=11)
@@ -353,10 +349,10 @@ for arm in ("proxy_beta_0 ", "proxy_beta_0.1", "proxy_beta_0.3"):
 # fall? And under the unleashed proxy?
 
 # %%
-def fell(arm_runs, key="entropy"):
+def fell(arm_runs):
     """Seeds whose entropy fell from the first checkpoint to
     the last, of a run_020 arm."""
-    first, last = arm_runs[0][key], arm_runs[-1][key]
+    first, last = arm_runs[0]["entropy"], arm_runs[-1]["entropy"]
     return sum(b < a for a, b in zip(first["per_seed"],
                                      last["per_seed"]))
 
@@ -401,7 +397,7 @@ def change(block, before, after):
 
 transfer = rows_of("transfer", "strict_rloo")[0]
 expand = rows_of("sharpen_or_expand", "strict_rloo, train")[0]
-hack0 = rows_of("exploit_and_leash", "proxy_beta_0 ")[0]
+hack0 = rows_of("exploit_and_leash", "proxy_beta_0")[0]
 summary = [
     ("held-out pass@1 change",
      change(seeds, "held_out_reference_on_held_out_prompts",
