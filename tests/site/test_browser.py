@@ -6,9 +6,9 @@ again for readers: axe-core (pinned in package.json) finds no serious or critica
 (in each page's content; the frame around it on the key pages), wide content scrolls with a
 hint and is reachable by keyboard, table cells keep words whole, copy buttons cover no code;
 key pages also in dark mode and on a phone; every diagram's text is measured at desktop and
-phone widths. Then the features a reader relies on: search, the
-escaped completion on a run page, the lab download links, Material's instant navigation,
-checklists that can be ticked, the palette switch by keyboard.
+phone widths. Then the features a reader relies on: search, the escaped completion on a run
+page, the lab download links, Material's instant navigation, checklists that can be ticked,
+the palette switch by keyboard.
 
 Without /usr/bin/chromium these tests are skipped, unless the CI environment variable is set,
 in which case they fail: CI must never pass by not looking.
