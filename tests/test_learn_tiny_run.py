@@ -108,6 +108,10 @@ def test_the_summary_agrees_with_a_recount_of_the_raw_files():
         gains = {split: [pass_at(arm, s, last, split, 1) - pass_at(arm, s, 0, split, 1)
                          for s in config.seeds] for split in ("train", "held_out")}
         assert rows["gain, held-out"]["per_seed"] == pytest.approx(gains["held_out"], abs=2e-4)
+        watched = [np.mean([float(line.split()[3]) for line in saved_rows(arm, s, 200)[-10:]])
+                   for s in config.seeds]
+        assert rows["held-out, every step: last 10"]["per_seed"] == pytest.approx(watched,
+                                                                                  abs=1e-4)
         rose = [g > 0 for g in gains["held_out"]]
         assert block["claims"][0] == {"claim": "held-out pass@1 rose", "holds": rose,
                                       "count": in_how_many_seeds(rose)}
@@ -122,7 +126,7 @@ def test_the_summary_agrees_with_a_recount_of_the_raw_files():
     for arm in lt.PROXY_ARMS:
         rows = {row["label"]: row for row in blocks[f"{arm} (β = {lt.ARMS[arm]['beta']}), "
                                                      f"step {last}"]["rows"]}
-        kl = [np.mean([float(line.split()[3]) for line in saved_rows(arm, s, 200)[-10:]])
+        kl = [np.mean([float(line.split()[4]) for line in saved_rows(arm, s, 200)[-10:]])
               for s in config.seeds]
         assert rows["KL (nats), last 10 steps"]["per_seed"] == pytest.approx(kl, abs=1e-4)
         assert rows["exploit share, train"]["per_seed"] == [

@@ -8,7 +8,8 @@
   parameters do not move) unless β > 0 and the policy has left its reference.
 * The per-token weights: A on the completion's tokens, A / |y| under grpo, 0 elsewhere.
 * Held-out prompts never reach an update, even when a checkpoint measures them.
-* A run is a function of its seed, and measuring at checkpoints does not change it.
+* A run is a function of its seed, and measuring at checkpoints does not change it, nor does
+  the watch batch of held-out prompts each step scores; the watch's pass@1 against a recount.
 * `evaluate` against a recount: the same draws scored by hand, and pass@k from the product
   form of `course.selection.pass_at_k`.
 * Every setting out of range is refused on one line.
@@ -159,6 +160,28 @@ def test_a_run_is_a_function_of_its_seed_and_checkpoints_do_not_change_it(writer
     assert runs[0].logs != runs[2].logs and not equal(runs[0].params, runs[2].params)
     again = tl.train(config, MODEL, writer, np.random.default_rng(7), (0, 1, 3), measure)
     assert again.evaluations == runs[1].evaluations
+    wider = tl.train(config, MODEL, writer, np.random.default_rng(7), (),
+                     replace(measure, watch=5))                # another watch batch each step
+    assert equal(wider.params, runs[0].params)
+    assert [replace(log, held_out_pass_at_1=0.0) for log in wider.logs] == [
+        replace(log, held_out_pass_at_1=0.0) for log in runs[0].logs]
+
+
+def test_the_watch_scores_fresh_held_out_samples_of_the_policy_before_its_update(writer,
+                                                                                  monkeypatch):
+    def pays(example, text):               # a stand-in for strict that pays about half of junk
+        return {"reward": float(sum(map(ord, text)) % 2 == 0)}
+
+    monkeypatch.setattr(tl, "score", pays)
+    config = replace(FAST, steps=2, reward="contains_format", max_new=10)
+    measure = tl.EvalConfig(prompts=2, samples=3, watch=6)
+    run = tl.train(config, MODEL, writer, np.random.default_rng(3), (), measure)
+    rng = tl.watch_generator(config, measure)       # step 1's watch, drawn again by hand
+    chosen = rng.choice(len(tasks.held_out_problems()), size=6, replace=False)
+    problems = [tasks.held_out_problems()[i] for i in chosen for _ in range(config.group)]
+    drawn = lm.sample(writer, MODEL, [p["prompt"] for p in problems], rng, 1.0, 10)
+    paid = [pays(p, text)["reward"] for p, text in zip(problems, drawn.texts, strict=True)]
+    assert run.logs[0].held_out_pass_at_1 == np.mean(paid) and 0 < np.mean(paid) < 1
 
 
 # -- measuring ------------------------------------------------------------------------------------
@@ -208,7 +231,10 @@ def test_evaluation_problems_are_fixed_and_spread_over_the_split():
     (lambda: tl.TinyLearnConfig(group=1, steps=0, temperature=0.0, max_new=100, seed=-1),
      ["group", "steps", "temperature", "max_new", "seed"]),
     (lambda: tl.TinyLearnConfig(prompts=200, group=8), ["prompts x group"]),
-    (lambda: tl.EvalConfig(prompts=0, samples=5_000), ["prompts", "samples"]),
+    (lambda: tl.EvalConfig(prompts=0, samples=5_000, watch=0),
+     ["prompts", "samples", "watch"]),
+    (lambda: tl.train(replace(FAST, group=16), MODEL, params_of(0), np.random.default_rng(0),
+                      (), tl.EvalConfig(watch=512)), ["watch"]),
     (lambda: tl.train(tl.TinyLearnConfig(max_new=12), MODEL, params_of(0),
                       np.random.default_rng(0)), ["max_new"]),
     (lambda: tl.train(replace(FAST, steps=2), MODEL, params_of(0),

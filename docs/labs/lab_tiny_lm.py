@@ -32,8 +32,8 @@
 # rollouts' mistakes, then trained by the course's Loop C with `score()` as the reward. The
 # prompts are two-digit sums (`47+38=`); the answer format is the course's, `Final: 85`.
 #
-# The runs behind the answers take about 17 minutes of one core, so this page does not
-# train: it reads the canonical run [run_021](../../runs/run_021/) (five seeds for each of
+# The runs behind the answers take about 40 minutes of one core, so this page does not
+# train: it reads the canonical run [run_021](../../runs/run_021/) (ten seeds for each of
 # five settings) and, for the table policy, runs 009, 011, 012 and 020. Every number below
 # is read from those files or computed here. Download this notebook (links above) to run it
 # next to the repository; the last section says how to train one arm yourself.
@@ -50,6 +50,7 @@ import numpy as np
 from course import tiny_lm
 from course.data import read_jsonl
 from course.paths import RUNS_DIR
+from course.reports.learn_tiny import log_name, read_log
 from course.reports.png import (
     LAB_WIDTH, STYLE, new_figure, show_figure)
 from course.runs import read_json
@@ -173,42 +174,76 @@ for split, name in (("train", "train prompts"),
     start = rows[f"{split}, step 0"]["median"]
     end = rows[f"{split}, step {run['steps']}"]
     print(f"  {name:<17} {start:.3f} -> {spread(end)}")
+for when in ("first", "last"):
+    watch = rows[f"held-out, every step: {when} 10"]
+    print(f"  held-out, {when} 10 steps' watch batches: "
+          f"{spread(watch)}")
 say(claims)
 
 # %% [markdown]
 # The transformer's held-out prompts gain about as much as its train prompts: at least half
-# as much in every seed, as much or more in two of five. (The interval after each count is
-# what five seeds can show: even five of five leaves room for a rate at its lower end.) What RL
+# as much in all ten seeds, as much or more in two of ten. The watch batches say the same
+# step by step: scored at every step on held-out prompts the run never learns from, their
+# pass@1 climbs with the train batches' in every seed. (The interval after each count is what
+# ten seeds can show: even ten of ten leaves room for a rate near its lower end.) What RL
 # moved was shared, the format and the carrying that every sum uses; the table policy moved
 # rows that only its trained prompts read.
 #
-# Figure 1 follows both splits through the run's checkpoints, each measured on 128 prompts
-# with 64 fresh samples each.
+# Figure 1 follows both splits step by step and at the checkpoints. At every step, besides
+# the batch of train prompts it learns from, the run samples a batch of held-out prompts in
+# the same way and only scores it: the held-out line is the policy of that very step,
+# measured on prompts it never trains on.
 
 # %%
+def per_step(arm, column, width=10):
+    """A step-log column of run_021, each seed's averaged over
+    `width` steps in a row (one batch is noisy), then the median
+    over seeds: (steps - width + 1,) values, for steps width.."""
+    smooth = []
+    for seed in run["seeds"]:
+        saved = RUNS_DIR / "run_021" / log_name(arm, seed)
+        rows = read_log(saved.read_bytes())
+        smooth.append(np.convolve([row[column] for row in rows],
+                                  np.ones(width) / width, "valid"))
+    return np.median(smooth, axis=0)
+
+
 curves = run["curves"]["strict_rloo"]
+learn, measure = run["learn"], run["measure"]
 fig = new_figure(2.9, LAB_WIDTH)
 ax = fig.subplots()
-for split, name in (("train", "train prompts"),
-                    ("held_out", "held-out prompts")):
-    steps = curves[split]["steps"]
+for split, column, name in (
+        ("train", "pass_at_1", "train"),
+        ("held_out", "held_out_pass_at_1", "held-out")):
+    line = per_step("strict_rloo", column)
+    drawn = ax.plot(np.arange(10, 10 + len(line)), line,
+                    label=f"{name}, every step")
     points = curves[split]["pass@1"]
-    ax.plot(steps, [p["median"] for p in points], marker="o",
-            label=name)
-    ax.fill_between(steps, [p["min"] for p in points],
-                    [p["max"] for p in points], alpha=0.2)
+    steps = curves[split]["steps"]
+    median = np.array([p["median"] for p in points])
+    ax.errorbar(steps, median,
+                yerr=[median - [p["min"] for p in points],
+                      [p["max"] for p in points] - median],
+                fmt="o", capsize=3, color=drawn[0].get_color(),
+                label=f"{name}, checkpoints")
 ax.set(xlabel="RL step", ylabel="strict pass@1", ylim=(0, 1))
-ax.legend(loc="upper left")
+ax.legend(loc="upper left", ncol=2)
 last = {s: curves[s]["pass@1"][-1]["median"]
         for s in ("train", "held_out")}
 show_figure(
     fig, 1,
     caption="Strict pass@1 of the transformer on train and held-out "
-            "prompts during RL (leave-one-out baseline): median over "
-            "five seeds, the band from the lowest to the highest.",
-    alt=f"Two rising lines that nearly coincide: train and held-out "
-        f"strict pass@1 at steps {steps}, ending at "
-        f"{last['train']:.2f} and {last['held_out']:.2f}.")
+            "prompts during RL (leave-one-out baseline), median over "
+            f"{len(run['seeds'])} seeds. Lines: each step's fresh "
+            f"samples ({learn['prompts']} train prompts, "
+            f"{measure['watch']} held-out, {learn['group']} samples "
+            "each), averaged over 10 steps. Points: the checkpoints, "
+            f"{measure['prompts']} prompts x {measure['samples']} "
+            "samples, with the lowest and highest seed.",
+    alt=f"Two rising lines that nearly coincide, train and held-out "
+        f"strict pass@1 step by step, with points at the checkpoints "
+        f"{steps} ending at {last['train']:.2f} and "
+        f"{last['held_out']:.2f}.")
 
 # %% [markdown]
 # ## 2. Sharpen or expand?
@@ -246,8 +281,8 @@ say(claims)
 
 # %% [markdown]
 # The transformer sharpens. pass@1 rises by more than a quarter and pass@16 stays within a
-# hundredth of its base's; no prompt that the base never solved gets solved, and in every
-# seed one train prompt is lost that the base solved at least once in 64 samples. With
+# hundredth of its base's; no prompt that the base never solved gets solved, and in eight
+# seeds of ten one train prompt is lost that the base solved at least once in 64 samples. With
 # 64 samples the base already solves almost every sum, so RL mostly makes the first sample
 # right more often. This is the pattern Yue et al. (2025) report for RL with verifiable
 # rewards on large models; the table policy, whose rows can learn a digit its snapshot never
@@ -284,7 +319,8 @@ base_16 = np.median(list(curve[0].values()), axis=0)[ks.index(16)]
 show_figure(
     fig, 2,
     caption="pass@k of the transformer before and after RL on the "
-            "strict reward (median over five seeds): higher at small "
+            f"strict reward (median over {len(run['seeds'])} seeds): "
+            "higher at small "
             "k, level at k = 16, just below the base's beyond.",
     alt=f"Two curves over k = {ks[0]} to {ks[-1]}: after RL, pass@1 "
         f"is well above the base's; from k = 16 on both are about "
@@ -381,7 +417,8 @@ for arm in run["arms"]:
 # On the strict reward, and on the proxy with a leash, the entropy falls as the reward rises
 # in every seed: the policy concentrates on what pays. The unleashed proxy is the exception,
 # and an instructive one: its completions grow into long lists of numbers, and which numbers
-# it lists varies, so its entropy per character *rises* while its reward climbs. A falling
+# it lists varies, so its entropy per character *rises* while its reward climbs, in nine
+# seeds of ten (in the tenth it fell by less than a hundredth of a nat). A falling
 # entropy is a symptom of optimisation, not a law; the number to watch is the one that says
 # what the policy writes.
 #

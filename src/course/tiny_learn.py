@@ -25,7 +25,9 @@ language model of `course.tiny_lm`, pre-trained on `course.tiny_tasks` (`ab+cd=`
 
 Unlike the table, every prompt reads the same weights, so an update on train prompts can move
 held-out prompts too: `evaluate` measures strict pass@k (the unbiased estimator of
-`course.selection.pass_at_k_curve`) on a fixed subset of train prompts and of held-out prompts.
+`course.selection.pass_at_k_curve`) on a fixed subset of train prompts and of held-out prompts,
+and every step also scores a fresh batch of held-out prompts it does not learn from
+(`held_out_pass_at_1`).
 
 The module reads top to bottom: the settings (`TinyLearnConfig`); judging completions; one
 update (`collect`, `token_weights`, `ascend`); measuring a policy (`EvalConfig`, `evaluate`);
@@ -191,15 +193,23 @@ class Batch:
     """A, from R = r - β · log_ratio by the config's rule (`course.learn.advantages`)."""
 
 
+def draw(params: lm.Params, model: lm.ModelConfig, pool: Sequence[Record], prompts: int,
+         config: TinyLearnConfig, rng: np.random.Generator) -> tuple[list[Record], lm.Samples]:
+    """`prompts` problems of `pool`, drawn uniformly without replacement, and
+    `config.group` fresh completions of each from the policy `params` at `config.temperature`:
+    the problem of each row, and the samples (grouped by prompt, G consecutive rows each)."""
+    chosen = rng.choice(len(pool), size=prompts, replace=False)
+    problems = [pool[i] for i in np.repeat(chosen, config.group).tolist()]
+    return problems, lm.sample(params, model, [p["prompt"] for p in problems], rng,
+                               config.temperature, config.max_new)
+
+
 def collect(params: lm.Params, reference: lm.Params, model: lm.ModelConfig,
             pool: Sequence[Record], config: TinyLearnConfig, rng: np.random.Generator) -> Batch:
-    """Draw `config.prompts` problems from `pool` without replacement, sample `config.group`
-    completions of each from the current policy, judge them, and compute the advantages; the
-    policy is not changed."""
-    chosen = rng.choice(len(pool), size=config.prompts, replace=False)
-    problems = [pool[i] for i in np.repeat(chosen, config.group).tolist()]
-    samples = lm.sample(params, model, [p["prompt"] for p in problems], rng,
-                        config.temperature, config.max_new)               # fresh, on-policy
+    """Draw `config.prompts` problems from `pool` and `config.group` completions of each from
+    the current policy (`draw`), judge them, and compute the advantages; the policy is not
+    changed."""
+    problems, samples = draw(params, model, pool, config.prompts, config, rng)  # on-policy
     verdicts = judge(config.reward, problems, samples.texts)
     width = PROMPT_WIDTH + int(samples.lengths.max())
     tokens, mask = samples.tokens[:, :width], samples.mask[:, :width]
@@ -250,9 +260,15 @@ class EvalConfig:
     seed: int = 1
     """Seed of the generator each measurement starts afresh, >= 0: measuring draws nothing from
     the training run's generator, so checkpoints do not change the run."""
+    watch: int = 16
+    """Held-out prompts measured at every step, 1 to 512: drawn like a training batch (G fresh
+    samples each, `TinyLearnConfig.group`) from the policy before the step's update, scored
+    strictly, never learned from (`StepLog.held_out_pass_at_1`). Their generator is
+    `watch_generator`'s, so watching changes nothing of the training."""
 
     def __post_init__(self) -> None:
         problems = list(filter(None, [
+            count_problem("watch", self.watch, 1, MAX_ROWS // 2, "as many as a step's prompts"),
             count_problem("prompts", self.prompts, 1, len(held_out_problems()),
                           "the held-out prompts"),
             count_problem("samples", self.samples, 1, 1_024, "16 times what pass@64 needs"),
@@ -342,6 +358,9 @@ class StepLog:
     """Mean reward paid by the scorer trained on."""
     pass_at_1: float
     """Share the strict scorer pays."""
+    held_out_pass_at_1: float
+    """Share the strict scorer pays on the step's watch batch: `EvalConfig.watch` held-out
+    prompts x G fresh samples from the same policy, never learned from."""
     kl: float
     """Mean log(π_θ / π_ref) per completion, nats: the estimate of KL(π_θ ‖ π_ref) that the
     penalty reads."""
@@ -355,10 +374,11 @@ class StepLog:
     """The gradient's global norm before clipping."""
 
 
-def log_of(step: int, batch: Batch, grad_norm: float) -> StepLog:
-    """Step `step`'s log, from its batch and its gradient's norm."""
+def log_of(step: int, batch: Batch, held_out: float, grad_norm: float) -> StepLog:
+    """Step `step`'s log, from its batch, its watch batch's strict pass@1 and its gradient's
+    norm."""
     samples, verdicts = batch.samples, batch.verdicts
-    return StepLog(step, float(verdicts.reward.mean()), float(verdicts.strict.mean()),
+    return StepLog(step, float(verdicts.reward.mean()), float(verdicts.strict.mean()), held_out,
                    float(batch.log_ratio.mean()), float(written_entropies(samples).mean()),
                    float(samples.lengths.mean()), float(verdicts.exploit.mean()), grad_norm)
 
@@ -376,27 +396,49 @@ class TinyTraining:
     """Step -> both splits measured after that many updates (0: the base), for each checkpoint."""
 
 
+def watch_generator(config: TinyLearnConfig, measure: EvalConfig) -> np.random.Generator:
+    """The generator of a run's watch batches: seeded by both the run's seed and the
+    measurement's, and drawn from by nothing else (so the training run's draws are the same
+    with or without watching)."""
+    return np.random.default_rng([config.seed, measure.seed])
+
+
+def held_out_pass_at_1(params: lm.Params, model: lm.ModelConfig, held_out: Sequence[Record],
+                       config: TinyLearnConfig, prompts: int, rng: np.random.Generator) -> float:
+    """Strict pass@1 on a fresh watch batch: `prompts` problems of `held_out`, G samples each,
+    drawn as a training batch is (`draw`) but only scored."""
+    problems, samples = draw(params, model, held_out, prompts, config, rng)
+    return float(judge("strict", problems, samples.texts).strict.mean())
+
+
 def train(config: TinyLearnConfig, model: lm.ModelConfig, base: lm.Params,
           rng: np.random.Generator, checkpoints: Sequence[int] = (),
           measure: EvalConfig = EvalConfig()) -> TinyTraining:
     """RL from `base` for `config.steps` updates, on train prompts only; `base` stays the
     frozen reference of the KL penalty. `model` is the base's shape (its heads cannot be read
     off the arrays). At each step in `checkpoints` (0 to `config.steps`), both splits are
-    measured with `measure`."""
+    measured with `measure`; at every step, before its update, a watch batch of held-out
+    prompts too (`held_out_pass_at_1`)."""
     check_fits(model, config.max_new)
+    if measure.watch * config.group > SIDE_BY_SIDE:
+        raise ValueError(f"watch: {measure.watch} prompts x group {config.group} must be at "
+                         f"most {SIDE_BY_SIDE:,} samples side by side")
     outside = [step for step in checkpoints if not 0 <= step <= config.steps]
     if outside:
         raise ValueError(f"checkpoints: must be in 0..{config.steps}, got {outside}")
     pool = train_problems()                 # the held-out prompts are never sampled to learn
-    params, state = base, lm.adam_init(base)
+    watched = held_out_problems()           # ... only to measure
+    params, state, watching = base, lm.adam_init(base), watch_generator(config, measure)
     logs, evaluations = [], {}
     for step in range(config.steps):
         if step in checkpoints:             # measured after `step` updates
             evaluations[step] = evaluate_splits(params, model, config, measure)
         batch = collect(params, base, model, pool, config, rng)
+        held_out = held_out_pass_at_1(params, model, watched, config, measure.watch,
+                                      watching)
         weights = token_weights(batch.advantage, batch.mask, config.advantage)
         params, state, norm = ascend(params, state, model, batch.tokens, weights, config)
-        logs.append(log_of(step + 1, batch, norm))
+        logs.append(log_of(step + 1, batch, held_out, norm))
     if config.steps in checkpoints:
         evaluations[config.steps] = evaluate_splits(params, model, config, measure)
     return TinyTraining(config, params, logs, evaluations)

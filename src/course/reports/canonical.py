@@ -64,14 +64,14 @@ PINNED = {"run_019": scorer_v0.SCORER_VERSION}
 every other canonical run is measured by the current version, `SCORER_VERSION`."""
 
 TINY_NOTE = ("Loop C on the tiny transformer: the strict reward (RLOO, GRPO) and answer_anywhere "
-             "at beta 0, 0.1 and 0.3, five seeds each; transfer to held-out prompts, pass@k, the "
+             "at beta 0, 0.1 and 0.3, ten seeds each; transfer to held-out prompts, pass@k, the "
              "exploit and entropy.")
 """run_021's note: its builder and its spot check both need it."""
 
 SPOT_CHECKED: dict[str, Callable[[Path], list[str]]] = {
     "run_021": lambda folder: learn_tiny.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
 }
-"""Runs that take minutes to rebuild (the tiny transformer trained 26 times: 1,008 s on one
+"""Runs that take minutes to rebuild (the tiny transformer trained 51 times: about 2,100 s on one
 core of the 2-core machine): `verify` runs their spot check instead, in seconds
 (`learn_tiny.spot_check`: every file made from the raw files made again, the seal, the first
 steps of one arm trained again), and says so; `regenerate` rebuilds them whole."""
