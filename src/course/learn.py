@@ -354,15 +354,17 @@ def gradient(learner: Policy, rollouts: Rollouts, weight: np.ndarray, batch_size
     is onehot(y_t) - π(· | s_t): every table a step reads gets the same vector."""
     v = learner.vocab.size
     eye = np.eye(v)
-    rows: list[list[np.ndarray]] = [[] for _ in learner.tables]   # per table, per step: (N,)
-    terms = []                                                     # per step: (N, V)
+    rows: list[list[np.ndarray]] = [[] for _ in learner.tables]   # per table, per step: (n,)
+    terms = []                                                     # per step: (n, V)
     for t, (state, y) in enumerate(step_states(learner, rollouts)):
-        live = y >= 0
-        logp = learner.log_probs(state) if log_probs is None else log_probs[t]
-        score_fn = eye[np.maximum(y, 0)] - np.exp(logp)                      # ∇ log π(y_t)
-        terms.append((weight * live)[:, None] * score_fn / batch_size)       # w_i ∇ / B
+        # Only pieces written by samples of nonzero weight: every other term is 0 and adds
+        # nothing (after <eos>, or in a group whose rewards are all equal, where w = 0).
+        on = (y >= 0) & (weight != 0)
+        logp = (learner.log_probs(state) if log_probs is None else log_probs[t])[on]
+        score_fn = eye[y[on]] - np.exp(logp)                                  # ∇ log π(y_t)
+        terms.append(weight[on, None] * score_fn / batch_size)                # w_i ∇ / B
         for read, feature in zip(rows, learner.features, strict=True):
-            read.append(feature(state))
+            read.append(feature(state)[on])
     # Add every step's term into the row it read: one sum per (row, piece) cell of each table
     # (np.bincount over the flattened cells; np.add.at does the same, four times slower).
     weighted = np.concatenate(terms).ravel()

@@ -23,12 +23,21 @@ from pathlib import Path
 
 from sitebuild import Build, build_site
 
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+"""axe-core, at the version package.json pins: the browser tests' accessibility checker."""
+AXE_ROUTE = "/_tests/axe.min.js"
+"""Where the server serves `AXE` beside the site (never a file of the site): a page loads it
+from there, so the browser caches it and its compiled code like any script of the site. Given
+to each page inline instead, it was compiled again on every page, a sixth of a CPU-second."""
+
 SERVER = """
 import functools, http.server, os, sys, threading, time
 class Quiet(http.server.SimpleHTTPRequestHandler):
+    def translate_path(self, path):
+        return axe if path == route else super().translate_path(path)
     def log_message(self, *args):
         pass
-root, session = sys.argv[1], int(sys.argv[2])
+root, session, axe, route = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 server = http.server.ThreadingHTTPServer(
     ("127.0.0.1", 0), functools.partial(Quiet, directory=root))
 print(server.server_address[1], flush=True)
@@ -40,7 +49,8 @@ while True:                      # stop once the pytest session's process is gon
     except ProcessLookupError:
         break
 """
-"""A static server of the built site on a free port of 127.0.0.1; prints the port."""
+"""A static server of the built site on a free port of 127.0.0.1, and of axe at AXE_ROUTE;
+prints the port."""
 
 OUTCOME = "site-build.json"
 STARTED = "site-build.started"
@@ -55,7 +65,8 @@ def start(shared: Path, session: int) -> None:
             return
         out = shared / "site"
         out.mkdir()
-        server = subprocess.Popen([sys.executable, "-c", SERVER, str(out), str(session)],
+        server = subprocess.Popen([sys.executable, "-c", SERVER, str(out), str(session),
+                                   str(AXE), AXE_ROUTE],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                   start_new_session=True)
         assert server.stdout is not None

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from shared_site import AXE_ROUTE
 from sitebuild import FIXTURE_RUNS, REPO, WAIT_MS, Build, page_file, site_pages
 from test_labs import lab_box_problems
 
@@ -440,7 +441,6 @@ def test_the_palette_toggle_switches_to_dark(tab, site_url):
 
 # -- readable and accessible ---------------------------------------------------------------
 
-AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
 """axe-core impacts that fail the test; "moderate" and "minor" are reported by axe only."""
 
@@ -455,8 +455,8 @@ RUN_AXE = """async (scope) => {
 def axe_problems(page, scope: str = "html") -> list[str]:
     """axe-core's serious and critical violations on the open page, or in the part of it that
     `scope` selects, one line each. axe comes from node_modules/ at the version package.json
-    pins, never from the network."""
-    page.add_script_tag(path=str(AXE))
+    pins, through the site's own test server (shared_site.AXE_ROUTE), never from the network."""
+    page.add_script_tag(url=urljoin(page.url, AXE_ROUTE))
     result = page.evaluate(RUN_AXE, scope)
     pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["axe-core"]
     # axe really ran: over a whole page, more than ten of its rules found something to pass
