@@ -121,6 +121,19 @@ def open_page(page, url: str) -> None:
     page.wait_for_load_state("networkidle")
 
 
+def follow_link(page, url: str) -> None:
+    """Go to `url` as a student's click on a link does: with navigation.instant, Material swaps
+    the page's content without reloading it, so what its scripts keep (Python, once loaded)
+    stays. Fails if the page was reloaded instead."""
+    page.evaluate("window.__same_document = true")
+    page.evaluate("url => { const link = Object.assign(document.createElement('a'), {href: url});"
+                  " document.body.append(link); link.click(); link.remove(); }", url)
+    page.wait_for_function("url => location.href === url && document.querySelector("
+                           "'.md-typeset .try-it .try-it-static[hidden]')", arg=url)
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("window.__same_document === true"), f"{url} was loaded again"
+
+
 def search(page, query: str) -> None:
     """Put `query` in Material's search box and press a key, which is when Material searches
     (it reacts to key events, not to `fill`). Typed letter by letter, each prefix was a query
@@ -994,8 +1007,9 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     golden case gets, in the page, the reward and code `score()` gives here; an Edit button
     (pressed with the keyboard) puts its near miss in the box; axe still finds nothing. Then
     every other page a teacher placed a scorer or golden box on (the exercise boxes: the next
-    test): each scorer box shows `course score`'s explanation of its own completion, each
-    golden box passes every case."""
+    test), reached by a link as a student moves on, so Python loaded on M4 serves them: each
+    scorer box shows `course score`'s explanation of its own completion, each golden box passes
+    every case."""
     from course.data import load_golden
     from course.explain import explain
     from course.paths import DATA_DIR
@@ -1047,10 +1061,10 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     assert {"lessons/m4-reward-as-spec/", "lessons/m5-red-team/", "labs/",
             "labs/lab_scorer/"} <= set(pages), pages
     pressed = 0
-    for path in pages:
+    for path in pages:          # followed by link, as a student moves: Python stays loaded
         if path == "lessons/m4-reward-as-spec/":
             continue
-        open_page(page, site_url + path)
+        follow_link(page, site_url + path)
         for box in page.locator(".try-it[data-kind=scorer]").all():
             completion = box.locator("textarea").input_value()
             expected = box.locator("input").input_value()
@@ -1072,14 +1086,15 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
                     reason="needs the reference solutions, in teacher/: not in the students' copy")
 def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, site_url,
                                                                            tmp_path):
-    """Each exercise box: the stub is `not started`, the reference solution gets the report
-    `course check` prints for it (its first line names the file), and the text written in the
-    box is still there after a reload."""
+    """Each exercise box (the pages reached by a link, as a student moves: Python loads once):
+    the stub is `not started`, the reference solution gets the report `course check` prints
+    for it (its first line names the file), and the text written in each box is still there
+    when its page is loaded again."""
     from course.exercises import EXERCISES, STDLIB_CHECKERS, format_report, run_check
 
     page, watch = tab
-    for name, checker in STDLIB_CHECKERS.items():
-        open_page(page, site_url + f"exercises/{name}/")
+    for number, (name, checker) in enumerate(STDLIB_CHECKERS.items()):
+        (follow_link if number else open_page)(page, site_url + f"exercises/{name}/")
         box = page.locator(".try-it[data-kind=exercise]")
         assert press(page, box, "check").startswith("Checked: not started")
         solution = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
@@ -1091,7 +1106,9 @@ def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, 
         shown = box.locator(".try-it-verdict").inner_text()
         assert shown.split("\n")[1:] == report.split("\n")[1:], shown
         assert "status: passing" in shown and axe_problems(page) == []
-        page.reload(wait_until="networkidle")
+    for name in STDLIB_CHECKERS:
+        open_page(page, site_url + f"exercises/{name}/")
+        solution = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
         assert page.locator(".try-it textarea").input_value() == solution
     assert watch.problems == []
 
