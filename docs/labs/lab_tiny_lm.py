@@ -32,7 +32,7 @@
 # rollouts' mistakes, then trained by the course's Loop C with `score()` as the reward. The
 # prompts are two-digit sums (`47+38=`); the answer format is the course's, `Final: 85`.
 #
-# The runs behind the answers take about 40 minutes of one core, so this page does not
+# The runs behind the answers take about 35 minutes of one core, so this page does not
 # train: it reads the canonical run [run_021](../../runs/run_021/) (ten seeds for each of
 # five settings) and, for the table policy, runs 009, 011, 012 and 020. Every number below
 # is read from those files or computed here. Download this notebook (links above) to run it

@@ -71,7 +71,7 @@ TINY_NOTE = ("Loop C on the tiny transformer: the strict reward (RLOO, GRPO) and
 SPOT_CHECKED: dict[str, Callable[[Path], list[str]]] = {
     "run_021": lambda folder: learn_tiny.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
 }
-"""Runs that take minutes to rebuild (the tiny transformer trained 51 times: about 2,100 s on one
+"""Runs that take minutes to rebuild (the tiny transformer trained 51 times: about 2,060 s on one
 core of the 2-core machine): `verify` runs their spot check instead, in seconds
 (`learn_tiny.spot_check`: every file made from the raw files made again, the seal, the first
 steps of one arm trained again), and says so; `regenerate` rebuilds them whole."""
