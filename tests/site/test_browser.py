@@ -126,10 +126,16 @@ def follow_link(page, url: str) -> None:
     the page's content without reloading it, so what its scripts keep (Python, once loaded)
     stays. Fails if the page was reloaded instead."""
     page.evaluate("window.__same_document = true")
-    page.evaluate("url => { const link = Object.assign(document.createElement('a'), {href: url});"
+    # The boxes of the page we leave are marked: the history changes before the content does,
+    # so the new page is there once no marked box is left and the new boxes are set up.
+    page.evaluate("url => { document.querySelectorAll('.try-it').forEach("
+                  "box => box.dataset.left = 'yes');"
+                  " const link = Object.assign(document.createElement('a'), {href: url});"
                   " document.body.append(link); link.click(); link.remove(); }", url)
-    page.wait_for_function("url => location.href === url && document.querySelector("
-                           "'.md-typeset .try-it .try-it-static[hidden]')", arg=url)
+    page.wait_for_function("url => location.href === url"
+                           " && !document.querySelector('.try-it[data-left]')"
+                           " && document.querySelector('.md-typeset .try-it-static[hidden]')",
+                           arg=url)
     page.wait_for_load_state("networkidle")
     assert page.evaluate("window.__same_document === true"), f"{url} was loaded again"
 
