@@ -21,9 +21,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from sitebuild import Build, build_site
+from sitebuild import REPO, Build, build_site
 
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 """axe-core, at the version package.json pins: the browser tests' accessibility checker."""
 AXE_ROUTE = "/_tests/axe.min.js"
 """Where the server serves `AXE` beside the site (never a file of the site): a page loads it

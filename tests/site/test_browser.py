@@ -122,9 +122,10 @@ def open_page(page, url: str) -> None:
 
 
 def follow_link(page, url: str) -> None:
-    """Go to `url` as a student's click on a link does: with navigation.instant, Material swaps
-    the page's content without reloading it, so what its scripts keep (Python, once loaded)
-    stays. Fails if the page was reloaded instead."""
+    """Go to `url`, a page with Try-it boxes, as a student's click on a link does: with
+    navigation.instant, Material swaps the page's content without reloading it, so what its
+    scripts keep (Python, once loaded) stays. Returns once the new page's boxes are set up;
+    fails if the page was reloaded instead."""
     page.evaluate("window.__same_document = true")
     # The boxes of the page we leave are marked: the history changes before the content does,
     # so the new page is there once no marked box is left and the new boxes are set up.
@@ -1099,11 +1100,13 @@ def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, 
     from course.exercises import EXERCISES, STDLIB_CHECKERS, format_report, run_check
 
     page, watch = tab
+    solutions = {name: (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
+                 for name in STDLIB_CHECKERS}
     for number, (name, checker) in enumerate(STDLIB_CHECKERS.items()):
         (follow_link if number else open_page)(page, site_url + f"exercises/{name}/")
         box = page.locator(".try-it[data-kind=exercise]")
         assert press(page, box, "check").startswith("Checked: not started")
-        solution = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
+        solution = solutions[name]
         box.locator("textarea").fill(solution)
         press(page, box, "check")
         (tmp_path / EXERCISES[name].file).write_text(solution)
@@ -1112,9 +1115,8 @@ def test_the_stdlib_exercises_are_checked_in_the_page_as_course_check_does(tab, 
         shown = box.locator(".try-it-verdict").inner_text()
         assert shown.split("\n")[1:] == report.split("\n")[1:], shown
         assert "status: passing" in shown and axe_problems(page) == []
-    for name in STDLIB_CHECKERS:
+    for name, solution in solutions.items():
         open_page(page, site_url + f"exercises/{name}/")
-        solution = (REPO / "teacher" / "solutions" / EXERCISES[name].file).read_text()
         assert page.locator(".try-it textarea").input_value() == solution
     assert watch.problems == []
 

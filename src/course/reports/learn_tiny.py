@@ -496,8 +496,7 @@ def summarise(config: RunConfig, raw: Mapping[str, bytes]) -> dict[str, Any]:
         "checkpoints": list(config.checkpoints),
         "measure": {"prompts": config.measure.prompts, "samples": config.measure.samples,
                     "seed": config.measure.seed, "watch": config.measure.watch,
-                    "ks": [k for k in KS
-                                                        if k <= config.measure.samples]},
+                    "ks": [k for k in KS if k <= config.measure.samples]},
         "base": base,
         "curves": curves,
         "dr_grpo": {"seed": config.dr_grpo_seed, "steps": len(dr_grpo),
@@ -633,7 +632,7 @@ def render_readme(summary: Mapping[str, Any], note: str) -> str:
         "- `report.txt`: the answers above at 80 columns.",
         "- `logs/ARM/seed_S.txt`: every step's table row (reward, strict pass@1, KL, entropy, "
         "length, exploit share on the step's fresh samples of train prompts; strict pass@1 on "
-        f"a watch batch of {summary['measure']['watch']} held-out prompts, never learned "
+        f"a watch batch of {measure['watch']} held-out prompts, never learned "
         "from).",
         f"- `{CHECKPOINTS_FILE}`: per arm, seed, checkpoint and split, how many of each "
         "prompt's samples the strict scorer pays, with entropy, length and exploit share.",
