@@ -1,4 +1,4 @@
-"""How long does `course grade` take on a class of 60, and is every grade what it should be?
+"""How long does `course grade` take on a class of 60, sealed off, and what does the seal cost?
 
 Run:  .venv/bin/python benchmarks/bench_grade.py [--jobs N] [--students N]
 
@@ -8,14 +8,21 @@ Run:  .venv/bin/python benchmarks/bench_grade.py [--jobs N] [--students N]
    - `stub`: the untouched stubs of workspace/;
    - `wrong`: the reference solutions with one realistic mistake in two of the files;
    - `hostile`: the reference solutions with pick_best.py replaced by a hostile file, in turn:
-     a loop that never ends (it uses the whole time limit), `os._exit(0)` at import, a file
-     that patches the checker and prints a fake passing report, one that allocates 1 GB, and
-     one that raises SystemExit in the call.
+     a loop that never ends (it uses the whole CPU limit), `os._exit(0)` at import, a file
+     that patches the checker and prints a fake passing report, one that allocates 1 GB, one
+     that raises SystemExit in the call, a fork flood, and one that overwrites the next
+     student's kl.py.
 2. `course grade SUBMISSIONS --out grades.csv --jobs N` runs as a separate process, timed
-   wall-clock from start to exit, with the default limits (5 s, 512 MB per exercise).
+   wall-clock from start to exit, with the default limits (5 CPU seconds, 512 MB per
+   exercise), every file sealed off (`course.isolation`; the benchmark stops if this machine
+   cannot seal).
 3. The CSV is read back: every `reference` student must have every exercise passing, every
    `stub` none, every `wrong` student exactly the two broken ones not passing, and every
-   `hostile` student pick_best not passing (and the rest passing).
+   `hostile` student pick_best not passing (and the rest passing): no hostile file changed
+   another student's grade.
+4. The seal's cost: the eight reference solutions checked 5 times each in this process, sealed
+   and not sealed, one at a time; the difference per check, in wall and CPU seconds (this
+   process's and its children's).
 
 Target (PASS/FAIL lines at the end): 60 students graded in <= 120 s with --jobs 2 on the two
 cores of the course machine, every grade as expected.
@@ -33,7 +40,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from machine import busy_cpu_seconds
+
+from course.check import check
 from course.exercises import EXERCISES
+from course.isolation import isolation_problem
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = REPO / ".venv" / "bin" / "course"
@@ -49,6 +60,9 @@ WRONG = {  # file: (text of the reference solution, the mistake)
     "trajectory_return.py": ("return returns[::-1]", "return returns"),
 }
 HOSTILE = (
+    "import glob\nfor path in glob.glob('/**/kl.py', recursive=True):\n"
+    "    open(path, 'w').write('')\n",
+    "import os\nfor _ in range(64):\n    os.fork()\n",
     "def pick_best(samples):\n    while True:\n        pass\n",
     "import os\nos._exit(0)\n",
     "import course.check\ncourse.check._close = lambda got, want: True\n"
@@ -85,11 +99,29 @@ def not_passing(rows: list[dict[str, str]], student: str) -> set[str]:
             and row["status"] != "passing"}
 
 
+def seal_cost(rounds: int = 5) -> dict[bool, tuple[float, float]]:
+    """Seconds per check, (wall, busy CPU of the machine), sealed (True) and not: the reference
+    solutions checked one at a time."""
+    spent = {}
+    for sealed in (False, True):
+        cpu, wall = busy_cpu_seconds(), time.perf_counter()
+        for _ in range(rounds):
+            for name in EXERCISES:
+                assert check(name, SOLUTIONS, sealed=sealed).status == "passing"
+        spent[sealed] = (time.perf_counter() - wall, busy_cpu_seconds() - cpu)
+    checks = rounds * len(EXERCISES)
+    return {sealed: (wall / checks, cpu / checks) for sealed, (wall, cpu) in spent.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--students", type=int, default=60)
     args = parser.parse_args()
+    problem = isolation_problem()
+    if problem is not None:
+        print(f"this machine cannot seal a check off: {problem}")
+        return 1
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as temp:
         root = Path(temp)
         kinds = make_class(root / "submissions", args.students)
@@ -115,6 +147,12 @@ def main() -> int:
     statuses = Counter(row["status"] for row in rows if row["exercise"] != "(total)")
     print(f"statuses: {dict(sorted(statuses.items()))}")
     print(f"course grade: {seconds:.1f} s wall-clock, {seconds / args.students:.2f} s a student")
+    cost = seal_cost()
+    for sealed, (wall, cpu) in sorted(cost.items()):
+        print(f"a check, {'sealed' if sealed else 'not sealed'}: {wall * 1000:.0f} ms wall-clock, "
+              f"{cpu * 1000:.0f} ms of busy CPU (reference solutions, one at a time)")
+    print(f"the seal's cost per check: {(cost[True][0] - cost[False][0]) * 1000:+.0f} ms "
+          f"wall-clock, {(cost[True][1] - cost[False][1]) * 1000:+.0f} ms of CPU")
     for line in wrong_grades:
         print(f"  unexpected: {line}")
     fast = seconds <= TARGET_S * args.students / 60

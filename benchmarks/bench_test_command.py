@@ -26,21 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import busy_cpu_seconds
+
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 360.0
 PART = re.compile(r"^test: .*\d+ s\)?$|^=+ .* in [\d.]+s|^verify: .* done in \d+ s$"
                   r"|^[\d.]+s (?:call|setup|teardown) |^(?:FAILED|ERROR) ")
 """The lines of the test command's output that carry a time (pytest's slowest tests among
 them), and any test that failed."""
-
-
-def busy_cpu_seconds() -> float:
-    """CPU-seconds every core of the machine has spent busy since boot (/proc/stat's first
-    line: all but idle and iowait), so that the difference over the command says how much of
-    the machine it used: on two cores the wall time cannot drop below half of it."""
-    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    ticks = [int(value) for value in fields]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:

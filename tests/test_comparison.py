@@ -4,6 +4,7 @@ nothing written; `course eval --scorer`; and the canonical runs 014 to 019 that 
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from cli_run import run
@@ -289,3 +290,22 @@ def test_runs_check_refuses_expected_answers_that_are_not_the_problems(room, cap
         f"{room / 'problems.jsonl'} is not here with the sha256 the run records, so the "
         "expected answers of its results cannot be checked; check the run where its problems "
         "file is\n")
+
+
+def test_a_run_resealed_as_another_scorers_is_refused_unless_that_scorer_is_named(
+        tmp_path, capsys):
+    resealed = tmp_path / "resealed"
+    shutil.copytree(RUNS_DIR / "run_001", resealed)
+    files = runs.read_files(resealed)
+    record = json.loads(files.pop("manifest.json"))
+    del record[runs.SEAL], record[runs.FIELDS_SEAL]
+    record["scorer_version"] = "strict-v0"
+    for name, content in runs.sealed(record, files).items():
+        (resealed / name).write_bytes(content)
+    code, out, _ = run(capsys, "runs", "check", resealed)
+    assert code == 1 and out == (
+        f"{resealed}: not ok: {resealed / 'manifest.json'}: field 'scorer_version': measured "
+        f"by strict-v0, not by {SCORER_VERSION}, the version it is checked against (name "
+        "strict-v0 to check the run as it was measured)\n")
+    _, out, _ = run(capsys, "runs", "check", resealed, "--scorer", "strict-v0")
+    assert "field 'scorer_version'" not in out and "strict-v0" in out

@@ -1,9 +1,11 @@
-"""`course check` against hostile submissions: nothing in a student's file changes a grade.
+"""`course check` against hostile submissions: nothing in a student's file changes its own grade.
 
-The student's file runs in a separate process (`course.sandbox`), so a file that patches the
-checker, patches math or numpy, exits, prints a fake report, loops forever or eats memory gets
-`failing` or `error`, never `passing`, and never hangs or ends the grader. One shared workspace,
-a 1 s time limit.
+The student's file runs in processes of its own (`course.sandbox`), so a file that patches the
+checker, patches math or numpy, exits, prints a fake report, loops forever, waits forever or
+eats memory gets `failing` or `error`, never `passing`, and never hangs or ends the grader. One
+shared workspace; a limit of 1 s of CPU time (a busy machine does not use it up), and 4 s of
+wall-clock time for the one file that waits instead of computing. What a file could do to the
+rest of a class is tests/test_grader_class.py's.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import pytest
 
 from course import check, sandbox
 from course.cli import main
-from course.sandbox import Limits
+from course.isolation import Limits, isolation_problem
 
-FAST = Limits(timeout=1.0)
+FAST = Limits(cpu_seconds=1)
+WAITS = Limits(cpu_seconds=1, wall_seconds=4)
+SEALED = isolation_problem() is None
 
 HOSTILE = {
     # name: (exercise, source, status, text the report's message must hold)
@@ -59,12 +63,22 @@ HOSTILE = {
             return samples[-1]
     """, "failing", ""),
     "loops forever at import": ("pick_best", "while True:\n    pass\n", "error",
-                                "timed out after 1 s"),
+                                "used all of its 1 s of CPU time (the limit for one exercise) "
+                                "while being imported"),
     "loops forever in a call": ("pick_best", """
         def pick_best(samples):
             while True:
                 pass
-    """, "error", "timed out after 1 s"),
+    """, "error", "used all of its 1 s of CPU time (the limit for one exercise) while "
+                  "pick_best() was running"),
+    "waits forever at import": ("pick_best", "import time\ntime.sleep(10**6)\n", "error",
+                                "did not finish within 4 s while being imported"),
+    "catches the CPU signal": ("pick_best", """
+        import signal
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        while True:
+            pass
+    """, "error", "used all of its 1 s of CPU time"),
     "allocates too much memory": ("kl", """
         def kl_divergence(p, q):
             return len(bytearray(2**30))  # 1 GB: over the 512 MB limit
@@ -94,7 +108,7 @@ def workspace(tmp_path_factory):
 def test_a_hostile_submission_is_never_passing(workspace, capfd, case):
     exercise, _, status, shown = HOSTILE[case]
     folder = workspace / f"case{list(HOSTILE).index(case)}"
-    report = check.check(exercise, folder, FAST)
+    report = check.check(exercise, folder, WAITS if case.startswith("waits") else FAST, SEALED)
     assert report.status == status, check.format_report(report)
     assert shown in report.message
     assert "status: passing" not in capfd.readouterr().out  # the student's prints are gone
@@ -103,8 +117,8 @@ def test_a_hostile_submission_is_never_passing(workspace, capfd, case):
 def test_the_command_exits_1_and_prints_no_fake_report(workspace, capfd):
     fake, exits = (workspace / f"case{list(HOSTILE).index(name)}"
                    for name in ("prints a fake report", "os._exit at import"))
-    assert main(["check", "pick_best", "--workspace", str(fake), "--timeout", "1"]) == 1
-    assert main(["check", "pick_best", "--workspace", str(exits), "--timeout", "1"]) == 1
+    assert main(["check", "pick_best", "--workspace", str(fake), "--cpu", "1"]) == 1
+    assert main(["check", "pick_best", "--workspace", str(exits), "--cpu", "1"]) == 1
     out = capfd.readouterr().out
     assert "status: failing" in out and "status: error" in out
     assert "status: passing" not in out

@@ -84,7 +84,11 @@ def test_the_scorer_change_procedure_on_a_subset_of_runs(scratch):
     assert course("runs", "check", "runs/run_001") == (0, (         # a trailing period passes
         "runs/run_001: ok: seal and manifest intact, 60 result lines scored again by "
         "strict-v2 agree (35/60 pass)\n"))
-    assert course("runs", "check", "strict_v1_run")[1].endswith(    # the frozen copy re-scores
-        "60 result lines scored again by strict-v1 agree (34/60 pass)\n")
+    assert course("runs", "check", "strict_v1_run") == (1, (        # the old instrument's run
+        "strict_v1_run: not ok: strict_v1_run/manifest.json: field 'scorer_version': measured "
+        "by strict-v1, not by strict-v2, the version it is checked against (name strict-v1 to "
+        "check the run as it was measured)\n"))
+    assert course("runs", "check", "strict_v1_run", "--scorer", "strict-v1")[1].endswith(
+        "60 result lines scored again by strict-v1 agree (34/60 pass)\n")  # the frozen copy
     code, _ = course("compare", "strict_v1_run", "runs/run_001")      # two instruments
     assert code == 2

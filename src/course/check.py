@@ -76,8 +76,9 @@ from course.exercises import (
 # The printers, re-exported: students import them from here, with check() (docs/exercises/).
 from course.exercises import format_progress as format_progress
 from course.exercises import format_report as format_report
+from course.isolation import DEFAULT_LIMITS, Limits
 from course.paths import DATA_DIR, REPO_ROOT, display_path
-from course.sandbox import DEFAULT_LIMITS, Limits, sandboxed
+from course.sandbox import sandboxed
 
 WORKSPACE = REPO_ROOT / "workspace"
 """The student's folder. Reference solutions live under `teacher/solutions/`, same file names."""
@@ -359,9 +360,11 @@ CHECKERS: dict[str, Checker] = {
 
 # -- 3. running a check ----------------------------------------------------------------------------
 
-def check(name: str, workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT_LIMITS) -> Report:
+def check(name: str, workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT_LIMITS,
+          sealed: bool = True) -> Report:
     """Check one exercise in `workspace` (the student's folder) and return its report; the
-    student's file runs in a sandbox with `limits`.
+    student's file runs in a sandbox with `limits`, sealed off from the machine if `sealed`
+    (`course.isolation`).
 
     Raises `DataError` when the workspace folder does not exist (a usage error, exit code 2),
     and `KeyError` for an unknown exercise name.
@@ -371,10 +374,11 @@ def check(name: str, workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT
         raise DataError(workspace, None, None, "workspace folder not found")
     # as given: a report names the file as the student wrote it
     return run_check(exercise, workspace / exercise.file, CHECKERS[name],
-                     partial(sandboxed, limits=limits))
+                     partial(sandboxed, limits=limits, sealed=sealed))
 
 
-def check_all(workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT_LIMITS) -> list[Report]:
+def check_all(workspace: Path | str = WORKSPACE, limits: Limits = DEFAULT_LIMITS,
+              sealed: bool = True) -> list[Report]:
     """Every exercise's report, in course order."""
-    return [check(name, workspace, limits) for name in EXERCISES]
+    return [check(name, workspace, limits, sealed) for name in EXERCISES]
 

@@ -231,9 +231,11 @@ def _result_ids(run: Path) -> Iterator[tuple[int, str]]:
                 yield number, runs.decode_json(raw, run / RESULTS, number)["id"]
 
 
-def check_run(run: Path | str) -> dict[str, Any]:
+def check_run(run: Path | str, scorer_version: str) -> dict[str, Any]:
     """Check one eval run folder (a student's, say) as `compare_runs` reads each run: its
-    manifest's fields and seal (`read_manifest`), every result line scored again
+    manifest's fields and seal (`read_manifest`), its scorer version, which must be
+    `scorer_version` (the course's own, unless the checker names another: a run measured by
+    another instrument is not a run of this course's), every result line scored again
     (`read_results`); then each line's id and expected answer against the problems file the
     manifest names, which must be here with the sha256 it records (`_recorded_problems`), and
     `summary.json`'s `n` and `passes` against the lines. Returns `{n, passes,
@@ -241,7 +243,12 @@ def check_run(run: Path | str) -> dict[str, Any]:
     (`course runs check`)."""
     run = Path(run)
     manifest = read_manifest(run)
-    version, (file, problems) = manifest["scorer_version"], _recorded_problems(run, manifest)
+    version = manifest["scorer_version"]
+    if version != scorer_version:
+        raise runs.file_error(run / MANIFEST, None, "scorer_version", f"measured by {version}, "
+                              f"not by {scorer_version}, the version it is checked against "
+                              f"(name {version} to check the run as it was measured)")
+    file, problems = _recorded_problems(run, manifest)
     n = passes = 0
     try:
         for result, problem in zip_longest(read_results(run, version), problems):

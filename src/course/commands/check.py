@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +12,16 @@ from course.check import WORKSPACE, check, check_all
 from course.commands.options import UsageError
 from course.exercises import EXERCISES, format_progress, format_report
 from course.grading import check_record
-from course.sandbox import DEFAULT_LIMITS, Limits
+from course.isolation import DEFAULT_LIMITS, Limits, isolation_problem
 
-MAX_TIMEOUT, MIN_MEMORY_MB = 600.0, 64
+MAX_CPU_SECONDS, MIN_MEMORY_MB = 600, 64
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value <= MAX_TIMEOUT:
-        raise argparse.ArgumentTypeError(f"{text!r:.40}: expected seconds, more than 0 and at "
-                                         f"most {MAX_TIMEOUT:g}")
-    return value
+def _cpu_seconds(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_CPU_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r:.40}: expected whole CPU seconds, from 1 "
+                                         f"to {MAX_CPU_SECONDS}")
+    return int(text)
 
 
 def _megabytes(text: str) -> int:
@@ -36,17 +32,17 @@ def _megabytes(text: str) -> int:
 
 
 def add_limit_arguments(parser: Any) -> None:
-    """`--timeout SECONDS` and `--memory MB`: the sandbox's limits for one exercise."""
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_LIMITS.timeout,
-                        metavar="SECONDS", help="time limit for one exercise: loading the file "
-                        f"and every call (default {DEFAULT_LIMITS.timeout:g})")
+    """`--cpu SECONDS` and `--memory MB`: the sandbox's limits for one exercise."""
+    parser.add_argument("--cpu", type=_cpu_seconds, default=DEFAULT_LIMITS.cpu_seconds,
+                        metavar="SECONDS", help="CPU time for one exercise: loading the file "
+                        f"and every call (default {DEFAULT_LIMITS.cpu_seconds})")
     parser.add_argument("--memory", type=_megabytes, default=DEFAULT_LIMITS.memory_mb,
-                        metavar="MB", help="memory limit of the process that runs the file "
-                        f"(default {DEFAULT_LIMITS.memory_mb})")
+                        metavar="MB", help="memory for one exercise: the file may start no "
+                        f"other process (default {DEFAULT_LIMITS.memory_mb})")
 
 
 def limits(args: Any) -> Limits:
-    return Limits(timeout=args.timeout, memory_mb=args.memory)
+    return Limits(cpu_seconds=args.cpu, memory_mb=args.memory)
 
 
 def register(subparsers: Any) -> None:
@@ -54,7 +50,8 @@ def register(subparsers: Any) -> None:
         "check", help="check your exercises in workspace/ and show your progress",
         description="Run your code in workspace/ against the course's reference cases and "
                     "print a report. Without NAME (or with --all): the progress table. Your "
-                    "file runs in a separate process, with a time and a memory limit.",
+                    "file runs in processes of its own, sealed off from the machine where "
+                    "it can be (Linux with bubblewrap), with a CPU-time and a memory limit.",
         epilog="Exit code: 0 when every exercise checked is passing, 1 otherwise (not "
                "started, failing or error), 2 when the workspace folder does not exist.")
     parser.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
@@ -65,7 +62,8 @@ def register(subparsers: Any) -> None:
                              "teachers: a student's folder, or teacher/solutions)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object: each exercise's status, counts, message "
-                             "and cases, the scorer's version and the course's git commit")
+                             "and cases, the scorer's version, the course's git commit and "
+                             "whether the file ran sealed off")
     add_limit_arguments(parser)
     parser.set_defaults(func=_main)
 
@@ -73,12 +71,18 @@ def register(subparsers: Any) -> None:
 def _main(args: Any) -> int:
     if args.name and args.all:
         raise UsageError("give one exercise NAME or --all, not both")
+    problem = isolation_problem()
+    if problem is not None:
+        print(f"course check: your file runs without the seal here ({problem}); it runs as "
+              "you, so check only files you trust (a teacher grades with `course grade`)",
+              file=sys.stderr)
+    sealed = problem is None
     if args.name:
-        reports = [check(args.name, args.workspace, limits(args))]
+        reports = [check(args.name, args.workspace, limits(args), sealed)]
     else:
-        reports = check_all(args.workspace, limits(args))
+        reports = check_all(args.workspace, limits(args), sealed)
     if args.json:
-        print(json.dumps(check_record(reports), indent=2, ensure_ascii=False))
+        print(json.dumps(check_record(reports, sealed), indent=2, ensure_ascii=False))
     elif args.name:
         print(format_report(reports[0]))
     else:

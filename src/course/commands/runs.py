@@ -39,6 +39,7 @@ from course.reports.canonical import (
 )
 from course.runs import RunError, leftover_partials, read_json
 from course.scorer import SCORER_VERSION
+from course.scorers import SCORERS
 
 
 def register(subparsers: Any) -> None:
@@ -73,6 +74,11 @@ def register(subparsers: Any) -> None:
                     "problems file it names, and the summary's counts. Exit 0 when all agree, 1 "
                     "with one line saying what does not.")
     submitted.add_argument("folder", type=Path, metavar="DIR", help="the run folder")
+    submitted.add_argument("--scorer", default=SCORER_VERSION, choices=list(SCORERS),
+                           metavar="VERSION",
+                           help=f"the scorer version the run must have been measured by "
+                                f"(default: the course's, {SCORER_VERSION}; one of "
+                                f"{', '.join(SCORERS)})")
     submitted.set_defaults(func=_check_main)
 
 
@@ -391,7 +397,7 @@ def _check_main(args: Any) -> int:
     """`course runs check DIR`: one line, `ok` (exit 0) or what does not hold (exit 1)."""
     shown = one_line(display_path(args.folder))
     try:
-        found = check_run(args.folder)
+        found = check_run(args.folder, args.scorer)
     except RunError as err:
         print(f"{shown}: not ok: {one_line(' '.join(str(err).split()))}")
         return 1
