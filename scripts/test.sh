@@ -24,14 +24,19 @@ EXTRAS=dev bash scripts/setup.sh
 # with it set pytest below ran in one process instead of one per core (578 s instead of 340).
 export OPENBLAS_NUM_THREADS=1
 
-# The browser for the site tests is Debian's chromium, never a browser downloaded by Playwright.
-if [ ! -x /usr/bin/chromium ]; then
-  echo "test: installing Debian's chromium for the browser tests"
+# Two Debian packages: chromium for the browser tests (never a browser downloaded by
+# Playwright), and bubblewrap, which seals each student's file off when `course grade` runs it
+# (course.isolation; the grading tests try a hostile class against it).
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test: installing Debian's ${missing[*]}"
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
-    chromium >/dev/null
+    "${missing[@]}" >/dev/null
 fi
 
 # A machine may run Python with PYTHONDONTWRITEBYTECODE set (this one's image does): then no

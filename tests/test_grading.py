@@ -74,7 +74,7 @@ def test_the_classroom_workflow_has_one_step_per_exercise():
     assert [s["id"] for s in graders] == list(EXERCISES)
     for step in graders:
         assert step["with"]["command"] == f"course check {step['id']}"
-        assert step["with"]["test-name"] == step["id"] and step["with"]["max-score"] > 0
+        assert step["with"]["test-name"] == step["id"] and step["with"]["max-score"] == POINTS
     [reporter] = [s for s in steps
                   if s.get("uses") == "classroom-resources/autograding-grading-reporter@v1"]
     assert reporter["with"]["runners"].split(",") == list(EXERCISES)
