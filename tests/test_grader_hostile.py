@@ -20,7 +20,7 @@ from course import check, sandbox
 from course.cli import main
 from course.isolation import Limits, isolation_problem
 
-FAST = Limits(cpu_seconds=1)
+FAST = Limits(cpu_seconds=1, wall_seconds=120)  # the wall: a backstop a busy machine never meets
 WAITS = Limits(cpu_seconds=1, wall_seconds=4)
 SEALED = isolation_problem() is None
 
