@@ -98,14 +98,24 @@ def in_a_scratch_folder(run: Callable[[], None]) -> Callable[[], None]:
     return scratch
 
 
+SITE_TIMEOUT_S = 600
+"""The time limit of each site test (pytest-timeout; pyproject.toml gives the others 120 s): the
+first site test of a process waits for the shared build (about 30 s on a quiet machine, a few
+minutes on a busy one, while the other tests run), then drives a browser, the slowest for about
+30 s on a quiet machine. A backstop for a hang, like every limit here."""
+
+
 def pytest_collection_modifyitems(items):
     """Every docs block runs in a scratch folder. (A fixture in a conftest.py under docs/ would
     do it too, but pytest cannot import two files named conftest.py from folders that are not
     packages; this hook, like the parser above, reaches the docs items from here.) The site
-    tests come last, so that the other tests run while the site is built."""
+    tests come last, so that the other tests run while the site is built, and get their own
+    time limit."""
     for item in items:
         if type(item).__name__ == "MarkdownInlinePythonItem":
             item.runtest = in_a_scratch_folder(item.runtest)
+        if item.nodeid.startswith(SITE_TESTS):
+            item.add_marker(pytest.mark.timeout(SITE_TIMEOUT_S))
     items.sort(key=lambda item: item.nodeid.startswith(SITE_TESTS))   # stable: order kept
 
 

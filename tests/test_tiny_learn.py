@@ -5,7 +5,8 @@
 * The KL term: exactly 0 while the policy is its reference; otherwise the sampler's own
   log-probabilities minus the reference's (a second computation, one token at a time).
 * A group whose rewards are all equal teaches nothing under rloo, grpo and dr_grpo (the
-  parameters do not move) unless β > 0 and the policy has left its reference.
+  parameters do not move) unless β > 0 and the policy has left its reference; then the KL
+  term's advantage has its closed form, and steps pull the policy back toward its reference.
 * The per-token weights: A on the completion's tokens, A / |y| under grpo, 0 elsewhere.
 * Held-out prompts never reach an update, even when a checkpoint measures them.
 * A run is a function of its seed, and measuring at checkpoints does not change it, nor does
@@ -103,6 +104,33 @@ def test_the_log_ratio_is_zero_at_the_reference_and_the_samplers_otherwise():
                        sampler - lm.sequence_log_probs(base, MODEL, s.tokens, s.mask),
                        atol=1e-10)
     assert np.abs(moved.log_ratio).max() > 0.1
+
+
+def test_the_kl_term_pulls_the_policy_back_toward_its_reference():
+    """Rewards all equal (junk that strict never pays), β = 0.5: the shaped reward is
+    -β log(π_θ / π_ref), so under rloo each completion's advantage is, in closed form, -β times
+    its log-ratio's excess over the mean of its group's others: what the policy favours more
+    than its reference is pushed down. Five such steps bring the policy back toward its
+    reference: KL(π_θ ‖ π_ref), estimated on 256 fresh samples, falls (1.80 -> 0.97 nats
+    here; with the term's sign flipped it rises to 2.79)."""
+    pool, base, policy = tasks.train_problems(), params_of(0), params_of(1, spread=0.3)
+    config = replace(FAST, beta=0.5, advantage="rloo")
+    batch = tl.collect(policy, base, MODEL, pool, config, np.random.default_rng(6))
+    ratio = batch.log_ratio.reshape(-1, config.group)
+    others = (ratio.sum(axis=1, keepdims=True) - ratio) / (config.group - 1)
+    assert np.allclose(batch.advantage.reshape(-1, config.group), -0.5 * (ratio - others))
+
+    def kl(params: lm.Params) -> float:
+        wide = replace(config, prompts=32, group=8)
+        return float(tl.collect(params, base, MODEL, pool, wide,
+                                np.random.default_rng(100)).log_ratio.mean())
+
+    before, state, rng = kl(policy), lm.adam_init(policy), np.random.default_rng(0)
+    for _ in range(5):
+        batch = tl.collect(policy, base, MODEL, pool, config, rng)
+        weights = tl.token_weights(batch.advantage, batch.mask, "rloo")
+        policy, state, _ = tl.ascend(policy, state, MODEL, batch.tokens, weights, config)
+    assert kl(policy) < 0.75 * before
 
 
 @pytest.mark.parametrize("rule", ["rloo", "grpo", "dr_grpo"])

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import time
+import weakref
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,11 +26,68 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 """Chromium's flags for the browser tests. The last makes every host name but 127.0.0.1 fail
 to resolve: the site is tested offline, and a page that asks another host gets nothing (the
 tests record the request, test_browser.Tabs)."""
-WAIT_MS = 600_000
-"""Playwright's limit on any one wait in the browser tests: ten minutes, a limit only a broken
-page reaches. A slow page load on a loaded machine never does (a 20 s limit once failed the
-test command while a second job shared the two cores); the tests wait for what they need,
-never for a time."""
+WAIT_MS = 120_000
+"""Playwright's limit on any one wait in the browser tests: two minutes. The slowest healthy
+wait is Python's first load in a Try-it box, about 4 s on a quiet machine and 25 s with eight
+CPU hogs on the two cores (benchmarks/busy_machine.py); a 20 s limit once failed the test
+command while a second job shared the cores. A wait that reaches it is a page that will not
+get there, and `wait_until` says what the page held then."""
+CONSOLE_LINES = 12
+"""The last console lines of a page kept for a failed wait's message."""
+
+_CONSOLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+PAGE_STATE = """() => ({
+  address: location.href, title: document.title, ready: document.readyState,
+  sameDocument: window.__same_document === true,
+  boxes: [...document.querySelectorAll('.try-it')].map(box =>
+    `${box.dataset.kind} box: state ${box.dataset.state || '(none)'}, ` +
+    (box.closest('.md-typeset') ? '' : 'outside the content, ') +
+    (box.dataset.left ? 'of the page left, ' : '') +
+    (box.querySelector('.try-it-static')?.hidden ? 'set up' : 'not set up'))
+})"""
+
+
+def listen(page) -> None:
+    """Keep `page`'s last CONSOLE_LINES console lines, for `wait_until`'s message."""
+    lines: deque = deque(maxlen=CONSOLE_LINES)
+    _CONSOLE[page] = lines
+    page.on("console", lambda message: lines.append(f"{message.type}: {message.text}"))
+
+
+def page_state(page) -> str:
+    """What `page` holds now, in a few lines: address, title, readiness, its Try-it boxes,
+    and its last console lines (those `listen` kept)."""
+    try:
+        state = page.evaluate(PAGE_STATE)
+    except Exception as error:  # a page that crashed or closed says so
+        return f"(the page could not be read: {error})"
+    lines = [f"address {state['address']} ({state['ready']}), title {state['title']!r}, "
+             f"same document since the last follow_link: {state['sameDocument']}",
+             *(f"  {box}" for box in state["boxes"]),
+             "console, last lines:", *(f"  {line}" for line in _CONSOLE.get(page, ()))]
+    return "\n".join(lines)
+
+
+def wait_until(page, expression: str, what: str, arg=None, timeout: float = WAIT_MS) -> None:
+    """`page.wait_for_function(expression, arg)`, at most `timeout` ms; when it times out, the
+    test fails saying what it waited for (`what`) and what the page held then."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(expression, arg=arg, timeout=timeout)
+    except PlaywrightTimeout:
+        raise AssertionError(f"waited {timeout / 1000:.0f} s for {what}; the page held:\n"
+                             f"{page_state(page)}") from None
+
+
+def press(page, box, action: str) -> str:
+    """Press a Try-it box's button and wait for its verdict or its failure; returns the box's
+    status line."""
+    box.locator(f"button[data-action={action}]").click()
+    wait_until(page, "box => ['done', 'error'].includes(box.dataset.state)",
+               f"the box's {action} to end", arg=box.element_handle())
+    return box.locator(".try-it-status").inner_text()
 
 
 @dataclass(frozen=True)

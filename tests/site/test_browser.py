@@ -25,7 +25,19 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from shared_site import AXE_ROUTE
-from sitebuild import FIXTURE_RUNS, REPO, WAIT_MS, Build, page_file, site_pages
+from sitebuild import (
+    FIXTURE_RUNS,
+    REPO,
+    WAIT_MS,
+    Build,
+    listen,
+    page_file,
+    site_pages,
+    wait_until,
+)
+from sitebuild import (
+    press as press_box,
+)
 from test_labs import lab_box_problems
 
 
@@ -69,6 +81,7 @@ class Tabs:
     def open(self) -> tuple:
         page, watch = self.context.new_page(), Watch()
         self.watches[page] = watch
+        listen(page)
         page.on("console", lambda m: m.type == "error" and watch.add(f"console error: {m.text}"))
         page.on("pageerror", lambda err: watch.add(f"page error: {err}"))
         # ERR_ABORTED is a request cancelled by leaving the page, not a failure of the site
@@ -133,10 +146,10 @@ def follow_link(page, url: str) -> None:
                   "box => box.dataset.left = 'yes');"
                   " const link = Object.assign(document.createElement('a'), {href: url});"
                   " document.body.append(link); link.click(); link.remove(); }", url)
-    page.wait_for_function("url => location.href === url"
-                           " && !document.querySelector('.try-it[data-left]')"
-                           " && document.querySelector('.md-typeset .try-it-static[hidden]')",
-                           arg=url)
+    wait_until(page, "url => location.href === url"
+                     " && !document.querySelector('.try-it[data-left]')"
+                     " && document.querySelector('.md-typeset .try-it-static[hidden]')",
+               f"{url} to replace the page, its Try-it boxes set up", arg=url)
     page.wait_for_load_state("networkidle")
     assert page.evaluate("window.__same_document === true"), f"{url} was loaded again"
 
@@ -202,14 +215,14 @@ def check_page(page, site: Path, path: str) -> list[str]:
     problems = []
     diagrams = diagrams_in(site, path)
     if diagrams:
-        page.wait_for_function(f"() => document.querySelectorAll('div.mermaid').length >= "
-                               f"{diagrams}")
+        wait_until(page, f"() => document.querySelectorAll('div.mermaid').length >= "
+                         f"{diagrams}", f"{diagrams} Mermaid diagrams")
         rendered = rendered_mermaid_diagrams(page)
         if rendered != diagrams:
             problems.append(f"{rendered} of {diagrams} Mermaid diagrams rendered to SVG")
     if 'class="arithmatex"' in html or "jp-RenderedMarkdown" in html:
         try:
-            page.wait_for_function(MATH_DONE)
+            wait_until(page, MATH_DONE, "every formula typeset")
         except Exception:  # Playwright's TimeoutError: report it with the others
             problems.append("math left untypeset")
         if page.locator("mjx-merror").count():
@@ -288,12 +301,13 @@ def settled_search(page, query: str) -> int:
     items = page.locator(".md-search-result__item")
     if page.locator(".md-search__input").input_value():
         page.locator(".md-search__input").fill("")
-        page.wait_for_function("el => !el.closest('.md-search').querySelector("
-                               "'.md-search-result__item')", arg=meta.element_handle())
+        wait_until(page, "el => !el.closest('.md-search').querySelector("
+                         "'.md-search-result__item')", "the search results cleared",
+                   arg=meta.element_handle())
     placeholder = meta.inner_text()
     search(page, query)
-    page.wait_for_function("([el, text]) => el.textContent !== text",
-                           arg=[meta.element_handle(), placeholder])
+    wait_until(page, "([el, text]) => el.textContent !== text", f"results for {query!r}",
+               arg=[meta.element_handle(), placeholder])
 
     def shown() -> tuple:
         return meta.inner_text(), items.first.inner_text() if items.count() else ""
@@ -437,14 +451,14 @@ def test_instant_navigation_renders_diagrams_and_math_on_arrival(tab, site_url, 
     open_page(page, site_url + "labs/")
     page.evaluate("window.__same_document = true")
     page.locator(".md-tabs a", has_text="Home").first.click()
-    page.wait_for_function("() => document.querySelector('h1')?.textContent.includes("
-                           "'RL Foundations')")
+    wait_until(page, "() => document.querySelector('h1')?.textContent.includes("
+                     "'RL Foundations')", "the home page's title")
     assert page.evaluate("window.__same_document === true"), "the page was reloaded"
     assert check_page(page, built_site.site, "") == []
     assert page.locator(".arithmatex mjx-container").count() >= 1
     page.locator(".md-tabs a", has_text="Labs").first.click()
     page.locator(".md-nav a", has_text="the scorer in a notebook").first.click()
-    page.wait_for_function("() => document.querySelector('.jupyter-wrapper')")
+    wait_until(page, "() => document.querySelector('.jupyter-wrapper')", "the lab's notebook")
     assert check_page(page, built_site.site, "labs/lab_scorer/") == []
     assert page.evaluate("window.__same_document === true"), "the page was reloaded"
     assert watch.problems == []
@@ -693,8 +707,9 @@ def for_a_pass(tabs: Tabs) -> Tabs:
 def wait_for_diagrams(page, count: int) -> None:
     """Wait until `count` diagrams of the open page are drawn into their (opened) shadow roots,
     and the page has settled around them."""
-    page.wait_for_function("n => [...document.querySelectorAll('div.mermaid')].filter("
-                           "d => d.shadowRoot?.querySelector('svg')).length >= n", arg=count)
+    wait_until(page, "n => [...document.querySelectorAll('div.mermaid')].filter("
+                     "d => d.shadowRoot?.querySelector('svg')).length >= n",
+               f"{count} diagrams drawn", arg=count)
     page.evaluate(SETTLE)
 
 
@@ -977,23 +992,18 @@ def test_the_palette_switch_is_a_visible_keyboard_stop(tab, site_url):
     assert focused["w"] >= 24 and focused["h"] >= 24 and focused["on_the_button"], focused
     scheme = page.evaluate("document.body.dataset.mdColorScheme")
     page.keyboard.press("Enter")
-    page.wait_for_function(f"() => document.body.dataset.mdColorScheme !== {scheme!r}")
+    wait_until(page, f"() => document.body.dataset.mdColorScheme !== {scheme!r}",
+               "the other colour scheme")
     assert watch.problems == []
 
 
 # -- Try-it boxes: the course's own Python in the page (issue 24) ----------------------------
 
-PYODIDE_MS = WAIT_MS
-"""How long a first press may take to load Python: the same limit as any wait, never a
-measurement (benchmarks/bench_try_it.py times it)."""
 
 
 def press(page, box, action: str) -> str:
     """Press a box's button and wait for its verdict; returns the box's status line."""
-    box.locator(f"button[data-action={action}]").click()
-    page.wait_for_function("box => ['done', 'error'].includes(box.dataset.state)",
-                           arg=box.element_handle(), timeout=PYODIDE_MS)
-    status = box.locator(".try-it-status").inner_text()
+    status = press_box(page, box, action)
     assert box.get_attribute("data-state") == "done", status
     return status
 
@@ -1044,8 +1054,9 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
         assert (reward, code) == (f"{result['reward']:.1f}", result["details"]["code"]), case
     box.get_by_role("button", name="Edit: trailing period").focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("box => box.dataset.state === 'done' && "
-                           "box.querySelector('.try-it-verdict')", arg=box.element_handle())
+    wait_until(page, "box => box.dataset.state === 'done' && "
+                     "box.querySelector('.try-it-verdict')", "the edited near miss's verdict",
+               arg=box.element_handle())
     assert box.locator("textarea").input_value() == "Final: 323."
     assert "code not_an_integer" in box.locator(".try-it-verdict").inner_text()
 

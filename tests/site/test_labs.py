@@ -22,7 +22,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from sitebuild import Build, page_file, site_pages
+from sitebuild import Build, page_file, site_pages, wait_until
 
 from course.reports.png import LAB_OUTPUT_PX, SMALLEST_TEXT_KEY, SMALLEST_TEXT_PX
 from course_site import notebooks
@@ -204,7 +204,7 @@ def lab_box_problems(page, path: str) -> list[str]:
     every output box `OUTPUT_COLUMNS`, the widths the static test counts against; no code,
     output or table box scrolls sideways; no display equation is drawn wider than its cell
     (lab_tokens' was cut by 49 px)."""
-    page.wait_for_function(MATH_TYPESET)
+    wait_until(page, MATH_TYPESET, "every formula of the lab typeset")
     found = page.evaluate(MEASURE)
     problems = []
     if found["code"] < CODE_COLUMNS or found["output"] < OUTPUT_COLUMNS:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from sitebuild import WAIT_MS, Build
+from sitebuild import WAIT_MS, Build, listen, press, wait_until
 
 PAGE = "lessons/m4-reward-as-spec/"   # a scorer box (with its near misses) and a golden box
 RUNTIME = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
@@ -67,6 +67,7 @@ class Offline:
         self.context.set_default_timeout(WAIT_MS)
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
+        listen(self.page)
         self.page.on("console", lambda m: m.type == "error"
                      and self.problems.append(f"console error: {m.text}"))
         self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
@@ -97,15 +98,6 @@ def offline(browser) -> Iterator:
     yield make
     for tab in made:
         tab.context.close()
-
-
-def press(page, box, action: str) -> str:
-    """Press a box's button; wait (as long as a loaded machine needs) for its verdict or its
-    failure; returns the status line."""
-    box.locator(f"button[data-action={action}]").click()
-    page.wait_for_function("box => ['done', 'error'].includes(box.dataset.state)",
-                           arg=box.element_handle(), timeout=WAIT_MS)
-    return box.locator(".try-it-status").inner_text()
 
 
 def runtime_mb(built_site: Build) -> str:
@@ -184,12 +176,13 @@ def test_the_near_miss_table_fits_at_1280_and_scrolls_in_a_named_region_at_390(o
     assert wide["table"] <= wide["region"], wide
     assert wide["regionScroll"] <= wide["region"], wide
     assert wide["lastColumnRight"] <= wide["regionRight"] + 0.5, wide
-    page.wait_for_function("box => !box.querySelector('.try-it-scroll').hasAttribute("
-                           "'tabindex')", arg=box.element_handle(), timeout=WAIT_MS)
+    wait_until(page, "box => !box.querySelector('.try-it-scroll').hasAttribute('tabindex')",
+               "the table, which fits, to leave the tab order", arg=box.element_handle())
 
     page.set_viewport_size({"width": 390, "height": 844})
-    page.wait_for_function("box => box.querySelector('.try-it-scroll').getAttribute("
-                           "'tabindex') === '0'", arg=box.element_handle(), timeout=WAIT_MS)
+    wait_until(page, "box => box.querySelector('.try-it-scroll').getAttribute('tabindex') "
+                     "=== '0'", "the table, which scrolls, to join the tab order",
+               arg=box.element_handle())
     narrow = page.evaluate(NEAR_MISS_LAYOUT, box.element_handle())
     assert narrow["role"] == "region" and narrow["label"] == "Near misses, scored", narrow
     assert narrow["tabindex"] == "0" and narrow["regionScroll"] > narrow["region"], narrow
@@ -197,6 +190,6 @@ def test_the_near_miss_table_fits_at_1280_and_scrolls_in_a_named_region_at_390(o
     assert "course-scrolls-right" in region.get_attribute("class")   # the hint that it scrolls
     region.focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("box => box.querySelector('[role=region]').scrollLeft > 0",
-                           arg=box.element_handle(), timeout=WAIT_MS)
+    wait_until(page, "box => box.querySelector('[role=region]').scrollLeft > 0",
+               "the table to scroll right", arg=box.element_handle())
     assert tab.problems == []
