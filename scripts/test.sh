@@ -50,8 +50,10 @@ fi
 # pytest's; either failing fails the test command, and a lint failure stops it too.
 echo "test: course runs verify (alongside the rest; its report follows pytest's)"
 verify_log=$(mktemp)
+# `timeout`: a backstop for a hang, five times the longest it took on a busy machine (about
+# 550 s); pytest's own backstop is a time limit on every test (pyproject.toml).
 (
-  .venv/bin/course runs verify
+  timeout --kill-after=30 3000 .venv/bin/course runs verify
 ) >"$verify_log" 2>&1 &
 verify_pid=$!
 trap 'kill "$verify_pid" 2>/dev/null || true; rm -f "$verify_log"' EXIT

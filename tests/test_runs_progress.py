@@ -129,3 +129,32 @@ def test_stdout_keeps_each_difference_and_no_progress(monkeypatch, capsys):
 
 def test_a_run_without_a_readable_manifest_is_named_without_a_kind():
     assert command._kind("run_001") == "eval" and command._kind("run_999") == ""
+
+
+def test_a_long_run_shows_how_far_it_has_got_and_the_time_left(monkeypatch, capsys, tmp_path):
+    """A stand-in rebuild whose work is three units (`progress.Tally`, as the trainings of the
+    long runs count): in a log, while it runs, a line every HEARTBEAT seconds (0 here) says
+    how many units are done and estimates the time left."""
+    log = tmp_path / "stderr.txt"
+    monkeypatch.setattr(command._Progress, "HEARTBEAT", 0.0)
+
+    def counting() -> runs.RunFiles:
+        for done in progress.Tally(3).counted(range(3)):
+            deadline = time.monotonic() + 60       # the ticker writes once a second
+            while f"{done}/3" not in log.read_text(encoding="utf-8") and done:
+                if time.monotonic() > deadline:
+                    return {}
+                time.sleep(0.05)
+        return runs.read_files(RUNS_DIR / "run_001")
+
+    monkeypatch.setitem(canonical.CANONICAL, "run_001", counting)
+    with open(log, "w", encoding="utf-8") as stderr:
+        monkeypatch.setattr(sys, "stderr", stderr)
+        assert main(["runs", "verify", "--jobs", "1", "run_001"]) == 0
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert any(re.fullmatch(r"verify: \[> {15}\] 0/1 run_001 \(eval\) \d+ s, 1/3, about \d+ s "
+                            r"left", line) for line in lines), lines
+    assert any(re.fullmatch(r"verify: \[> {15}\] 0/1 run_001 \(eval\) \d+ s, 2/3, about \d+ s "
+                            r"left", line) for line in lines), lines
+    assert progress.listener is None and re.fullmatch(ok_lines(["run_001"]),
+                                                      capsys.readouterr().out)

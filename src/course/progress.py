@@ -5,13 +5,16 @@ terminal and the `CI` environment variable is unset; in a pipe, a log file, a te
 it returns `items` untouched, so the output of every command stays byte-identical whether or
 not anyone watched it run. No dependency, no thread, no timer: the bar is redrawn when the
 whole percentage changes, so at most 101 redraws happen whatever `total` is.
+
+`Tally` counts how far a canonical run's long work has got (its trainings), for `course runs
+verify` and `regenerate`, which show it with an estimate of the time left.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO, TypeVar
 
 T = TypeVar("T")
@@ -55,3 +58,27 @@ def _drawing(items: Iterable[T], total: int, label: str, stream: TextIO) -> Iter
             stream.flush()
     stream.write("\n")
     stream.flush()
+
+
+# -- progress within a run: `course runs verify` and `regenerate` ------------------------------
+
+listener: Callable[[int, int], None] | None = None
+"""Set by `course runs verify` and `regenerate` in the process that builds a run: told
+`(done, total)` each time the run's long work (its trainings) advances, by `Tally`."""
+
+
+class Tally:
+    """How far a run's long work has got, in units of `total` (its trainings over seeds and
+    arms), told to the `listener` when one is set. `counted(items)` yields the items and
+    counts one unit after each, so a loop reads as before; loops nested over arms and seeds
+    share one tally."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+
+    def counted(self, items: Iterable[T]) -> Iterator[T]:
+        for item in items:
+            yield item
+            self.done += 1
+            if listener is not None:
+                listener(self.done, self.total)

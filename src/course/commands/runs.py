@@ -126,46 +126,64 @@ SLOWEST = ("run_012", "run_020")
 """Started first, so that the other runs fill the second process meanwhile (about 90 and 45 s)."""
 
 
+Event = str | tuple[int, int]
+"""What happens to a run being rebuilt: "started", "done", or `(done, total)` of its long work
+(`course.progress.Tally`)."""
+
+
 class _Progress:
-    """What `verify` is rebuilding, on stderr, as runs start and finish: a bar, `k/N` runs done,
-    and the runs being rebuilt with their kind. On a terminal (`course.progress.enabled`), one
-    line redrawn in place (a carriage return), each run with the seconds it has been running:
-    `verify: [==>             ] 3/20 run_012 (learn_kl_sweep) 41 s, run_004 (mdp) 1 s`.
-    Elsewhere (a pipe, a log file, CI), one line per run as it starts, with the seconds since
-    `verify` began: `verify: [==>             ] 3/20 run_004 (mdp) started at 41 s`. Ends with
-    `verify: [================] 20/20 done in 95 s`. Each method is safe to call from any
-    thread."""
+    """What `verify` (or `regenerate`) is rebuilding, on stderr: a bar, `k/N` runs done, and
+    each run being rebuilt with its kind, its seconds, how far its long work has got and an
+    estimate of the time it has left. On a terminal (`course.progress.enabled`), one line
+    redrawn in place every second: `verify: [==>             ] 3/20 run_012 (learn_kl_sweep)
+    41 s, 12/40, about 95 s left`. Elsewhere (a pipe, a log file, CI), a line when a run
+    starts (`verify: [==>             ] 3/20 run_004 (mdp) started at 41 s`) and then, while
+    runs are being rebuilt, the same line as on a terminal every HEARTBEAT seconds, so that a
+    log never stays silent for a minute. Ends with `verify: [================] 20/20 done in
+    95 s`. Each method is safe to call from any thread."""
 
     WIDTH = 16
     """Characters between the brackets."""
+    HEARTBEAT = 30.0
+    """Seconds between two lines in a log while runs are being rebuilt."""
 
-    def __init__(self, kinds: dict[str, str], stream: TextIO) -> None:
+    def __init__(self, label: str, kinds: dict[str, str], stream: TextIO) -> None:
+        self.label = label                      # "verify" or "regenerate"
         self.kinds = kinds                      # run to rebuild -> its kind (may be "")
         self.stream = stream
         self.live = progress.enabled(stream)
-        self.began = time.monotonic()
+        self.began = self.written = time.monotonic()
         self.running: dict[str, float] = {}     # run -> when it started
+        self.within: dict[str, tuple[int, int]] = {}   # run -> (done, total) of its work
         self.finished: set[str] = set()
         self.drawn = 0                          # the length of the line now on the terminal
         self.lock = threading.Lock()
 
-    def tell(self, name: str, finished: bool) -> None:
-        """`name` has started (`finished` false) or is done; each is shown once."""
+    def tell(self, name: str, event: Event) -> None:
+        """`name` has started, is done, or has done `(done, total)` of its long work; a start
+        and an end are each shown once."""
         with self.lock:
-            if finished:
+            if event == "done":
                 self.running.pop(name, None)
                 self.finished.add(name)
-            elif name not in self.running and name not in self.finished:
-                self.running[name] = time.monotonic()
-                if not self.live:
-                    self._write(f"{self._bar()} {self._named(name)} started at "
-                                f"{time.monotonic() - self.began:.0f} s\n")
+            elif event == "started":
+                if name not in self.running and name not in self.finished:
+                    self.running[name] = time.monotonic()
+                    if not self.live:
+                        self._write(f"{self._bar()} {self._named(name)} started at "
+                                    f"{time.monotonic() - self.began:.0f} s\n")
+            elif name in self.running and isinstance(event, tuple):
+                self.within[name] = event
             self._draw()
 
     def draw(self) -> None:
-        """Redraw the line in place (its seconds change): on a terminal only."""
+        """Redraw the line in place (its seconds change) on a terminal; in a log, write it if
+        HEARTBEAT seconds have passed since the last line."""
         with self.lock:
-            self._draw()
+            if self.live:
+                self._draw()
+            elif self.running and time.monotonic() - self.written >= self.HEARTBEAT:
+                self._write(self._line() + "\n")
 
     @contextmanager
     def aside(self) -> Iterator[None]:
@@ -182,7 +200,7 @@ class _Progress:
 
     @contextmanager
     def ticking(self) -> Iterator[None]:
-        """Inside, a thread redraws the line every second (the work runs in this thread)."""
+        """Inside, a thread calls `draw` every second (the work runs in this thread)."""
         stop = threading.Event()
 
         def tick() -> None:
@@ -190,14 +208,12 @@ class _Progress:
                 self.draw()
 
         ticker = threading.Thread(target=tick, daemon=True)
-        if self.live:
-            ticker.start()
+        ticker.start()
         try:
             yield
         finally:
             stop.set()
-            if ticker.is_alive():
-                ticker.join()
+            ticker.join()
 
     def __enter__(self) -> _Progress:
         return self
@@ -222,15 +238,31 @@ class _Progress:
         done, total = len(self.finished), len(self.kinds)
         filled = self.WIDTH * done // max(total, 1)
         arrow = "=" * filled + (">" if filled < self.WIDTH else "")
-        return f"verify: [{arrow:<{self.WIDTH}}] {done}/{total}"
+        return f"{self.label}: [{arrow:<{self.WIDTH}}] {done}/{total}"
+
+    def _running(self, name: str, now: float) -> str:
+        """`run_012 (learn_kl_sweep) 41 s, 12/40, about 95 s left`: the estimate assumes the
+        units of its work still to come take as long as those done."""
+        seconds = now - self.running[name]
+        shown = f"{self._named(name)} {seconds:.0f} s"
+        if name in self.within:
+            done, total = self.within[name]
+            shown += f", {done}/{total}"
+            if 0 < done < total:
+                left = seconds * (total - done) / done
+                shown += (f", about {left:.0f} s left" if left < 120 else
+                          f", about {left / 60:.0f} min left")
+        return shown
+
+    def _line(self) -> str:
+        now = time.monotonic()
+        return self._bar() + "".join(f"{',' if k else ''} {self._running(name, now)}"
+                                     for k, name in enumerate(self.running))
 
     def _draw(self) -> None:
         if not self.live or not self.kinds:
             return
-        now = time.monotonic()
-        line = self._bar() + "".join(
-            f"{',' if k else ''} {self._named(name)} {now - start:.0f} s"
-            for k, (name, start) in enumerate(self.running.items()))
+        line = self._line()
         width = shutil.get_terminal_size().columns - 1    # a wrapped line is not redrawn
         line = line if len(line) <= width else line[:width - 3] + "..."
         self._write("\r" + line.ljust(self.drawn))
@@ -239,6 +271,7 @@ class _Progress:
     def _write(self, text: str) -> None:
         self.stream.write(text)
         self.stream.flush()
+        self.written = time.monotonic()
 
 
 def _kind(name: str) -> str:
@@ -249,32 +282,44 @@ def _kind(name: str) -> str:
         return ""
 
 
-_events: SimpleQueue[tuple[str, bool]] | None = None
-"""In a worker process of `verify`: where `_tell` sends which run starts or is done."""
+_events: SimpleQueue[tuple[str, Event]] | None = None
+"""In a worker process of `verify`: where `_tell` sends what happens to each run."""
 
 
-def _listen(events: SimpleQueue[tuple[str, bool]]) -> None:
+def _listen(events: SimpleQueue[tuple[str, Event]]) -> None:
     """The worker process's initializer: keep the parent's queue, and draw no bar of its own."""
     global _events
     _events = events
     progress.muted = True
 
 
-def _tell(name: str, finished: bool) -> None:
-    """In a worker process: tell the parent that `name` starts or is done (`_Progress.tell`)."""
+def _tell(name: str, event: Event) -> None:
+    """In a worker process: tell the parent what happens to `name` (`_Progress.tell`)."""
     if _events is not None:
-        _events.put((name, finished))
+        _events.put((name, event))
 
 
-def _verify_group(names: tuple[str, ...], tell: Callable[[str, bool], None]
+@contextmanager
+def _rebuilding(name: str, tell: Callable[[str, Event], None]) -> Iterator[None]:
+    """Inside, `name` is being rebuilt: told started, then its long work's progress
+    (`course.progress.listener`), then done."""
+    tell(name, "started")
+    progress.listener = lambda done, total: tell(name, (done, total))
+    try:
+        yield
+    finally:
+        progress.listener = None
+    tell(name, "done")
+
+
+def _verify_group(names: tuple[str, ...], tell: Callable[[str, Event], None]
                   ) -> list[tuple[str, list[str], float]]:
     results = []
     for name in names:
-        tell(name, False)
-        start = time.perf_counter()
-        differences = verify([name])[name]
+        with _rebuilding(name, tell):
+            start = time.perf_counter()
+            differences = verify([name])[name]
         results.append((name, differences, time.perf_counter() - start))
-        tell(name, True)
     return results
 
 
@@ -312,7 +357,7 @@ def _verify_main(args: Any) -> int:
     groups = _groups(fresh)
     print(f"verify: {len(names)} runs, {len(old)} stale (not rebuilt), {len(fresh)} to "
           f"rebuild with --jobs {args.jobs}", file=sys.stderr, flush=True)
-    status = _Progress({name: _kind(name) for name in fresh}, sys.stderr)
+    status = _Progress("verify", {name: _kind(name) for name in fresh}, sys.stderr)
     shown = 0
 
     def done(checked: list[tuple[str, list[str], float]]) -> None:
@@ -320,7 +365,7 @@ def _verify_main(args: Any) -> int:
         nonlocal shown
         for name, differences, seconds in checked:
             results[name] = (differences, seconds)
-            status.tell(name, True)
+            status.tell(name, "done")
         ready = []
         while shown < len(names) and names[shown] in results:
             ready.append(names[shown])
@@ -353,7 +398,7 @@ def _verify_in_processes(groups: list[tuple[str, ...]], jobs: int, status: _Prog
                          done: Callable[[list[tuple[str, list[str], float]]], None]) -> None:
     """Verify `groups` in `jobs` processes: `done` with each group's results as it ends, and
     `status` told which run each process starts or has finished, within half a second."""
-    events: SimpleQueue[tuple[str, bool]] = multiprocessing.SimpleQueue()
+    events: SimpleQueue[tuple[str, Event]] = multiprocessing.SimpleQueue()
     with ProcessPoolExecutor(jobs, initializer=_listen, initargs=(events,)) as pool:
         pending = {pool.submit(_verify_group, group, _tell) for group in groups}
         while pending:
@@ -376,20 +421,27 @@ def _print_verified(name: str, differences: list[str], seconds: float | None) ->
 
 def _regenerate_main(args: Any) -> int:
     """One run by name; or, with `--scorer-dependent`, every stale run in the registry's
-    order (a comparison after the runs it reads), one line each as it is written."""
-    if not args.scorer_dependent:
-        path = regenerate(args.name, force=args.force)
-        print(f"wrote {display_path(path)}")
-        return 0
-    names = [name for name in CANONICAL if stale(name) is not None]
+    order (a comparison after the runs it reads), one line each as it is written; meanwhile,
+    on stderr, how far each run has got (`_Progress`)."""
+    names = ([name for name in CANONICAL if stale(name) is not None]
+             if args.scorer_dependent else [args.name])
     if not names:
         print(f"no stale run: every canonical run was measured by the scorer version it is "
               f"built with ({SCORER_VERSION}, or its pinned one)")
-    for k, name in enumerate(names, start=1):
-        start = time.perf_counter()
-        path = regenerate(name, force=True)
-        print(f"[{k}/{len(names)}] wrote {display_path(path)} "
-              f"({time.perf_counter() - start:.1f} s)", flush=True)
+    status = _Progress("regenerate", {name: _kind(name) for name in names}, sys.stderr)
+    with status, status.ticking():
+        progress.muted = True
+        try:
+            for k, name in enumerate(names, start=1):
+                start = time.perf_counter()
+                with _rebuilding(name, status.tell):
+                    path = regenerate(name, force=args.force or args.scorer_dependent)
+                with status.aside():
+                    print(f"[{k}/{len(names)}] wrote {display_path(path)} "
+                          f"({time.perf_counter() - start:.1f} s)" if args.scorer_dependent
+                          else f"wrote {display_path(path)}", flush=True)
+        finally:
+            progress.muted = False
     return 0
 
 

@@ -43,6 +43,7 @@ from course.learn import (
     setup,
     steps_of,
 )
+from course.progress import Tally
 from course.reports.learn import (
     SEEDS,
     config_record,
@@ -165,9 +166,10 @@ def summarise(config: LearnConfig) -> dict[str, Any]:
     runs: dict[str, Any] = {}
     drawn: dict[str, Any] = {}
     settings: dict[str, Any] = {}
+    tally = Tally(sum(len(named) for named in arms(config).values()) * len(SEEDS))
     for reward, named in arms(config).items():
         for arm, arm_config in named.items():
-            seeds = [trajectory(replace(arm_config, seed=s)) for s in SEEDS]
+            seeds = [trajectory(replace(arm_config, seed=s)) for s in tally.counted(SEEDS)]
             runs.setdefault(reward, {})[arm] = [
                 {"step": step, **{m: spread([points[i][m] for points, _ in seeds])
                                   for m in METRICS}}

@@ -33,6 +33,7 @@ from course.evaluation import evaluate
 from course.formatting import code_span, inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, fresh_samples, rewards_of, train
+from course.progress import Tally
 from course.reports.learn import (
     SEEDS,
     checkpoints,
@@ -176,7 +177,8 @@ SEED_LABELS = {
 def with_seeds(config: LearnConfig, summary: dict[str, Any]) -> dict[str, Any]:
     """`summary` (seed 0's) with `over_seeds` added: run_011's key numbers from every seed, and
     each seed's most written exploit."""
-    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in SEEDS[1:])]
+    later = Tally(len(SEEDS) - 1).counted(SEEDS[1:])
+    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in later)]
     every = [summary, *others]
     return {**summary, "over_seeds": {
         **over_seeds([key_numbers(x) for x in every]),
@@ -349,8 +351,9 @@ def shift_numbers(s: dict[str, Any]) -> dict[str, float]:
 def build_shift_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
     summary = summarise_shift(config, m)
+    seeds = Tally(len(SEEDS)).counted(SEEDS)
     summary["over_seeds"] = over_seeds([shift_numbers(summarise_shift(c, measure(c))) for c in
-                                        (replace(config, seed=s) for s in SEEDS)])
+                                        (replace(config, seed=s) for s in seeds)])
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES}
     return {
         "README.md": render_shift_readme(note, summary).encode("utf-8"),

@@ -19,6 +19,7 @@ import numpy as np
 from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, learner_of, reinforce_step, setup
+from course.progress import Tally
 from course.reports.learn import (
     SEEDS,
     config_record,
@@ -45,8 +46,8 @@ LAST = 10
 def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Train once per β and seed; per step: proxy, strict, KL, exploit share."""
     problems, reference, fit = setup(config)
-    results = []
-    for beta, seed in product(BETAS, SEEDS):
+    results, tally = [], Tally(len(BETAS) * len(SEEDS))
+    for beta, seed in tally.counted(product(BETAS, SEEDS)):
         run = replace(config, beta=beta, seed=seed)
         rng = np.random.default_rng(run.seed)
         learner = learner_of(run, reference, len(problems))

@@ -30,6 +30,7 @@ from course.data import Record
 from course.formatting import prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, correct_counts, fresh_samples, train, trained_prompts
+from course.progress import Tally
 from course.reports.learn import (
     SEEDS,
     checkpoints,
@@ -280,7 +281,8 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
     summary = summarise(config, m)
-    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in SEEDS[1:])]
+    later = Tally(len(SEEDS) - 1).counted(SEEDS[1:])
+    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in later)]
     summary["over_seeds"] = over_seeds([key_numbers(x) for x in (summary, *others)])
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES, "k_max": K_MAX}
     return {

@@ -57,6 +57,7 @@ from course.formatting import (
     rounded,
 )
 from course.jsonfiles import json_bytes, jsonl_bytes, jsonl_lines
+from course.progress import Tally
 from course.reports.learn import spread
 from course.runs import RunFiles
 from course.selection import pass_at_k_curve
@@ -660,15 +661,17 @@ def build_run(config: RunConfig, note: str, *, record_git: bool = True) -> RunFi
     base, pretrain, _ = load_base()
     raw: dict[str, bytes] = {}
     rows: list[dict[str, Any]] = []
+    tally = Tally(len(config.arms) * len(config.seeds) + 1)   # and Dr. GRPO's
     for arm in config.arms:
-        for seed in config.seeds:
+        for seed in tally.counted(config.seeds):
             run = train_arm(config.arm_config(arm, seed), pretrain.model, base,
                             config.checkpoints, config.measure)
             raw[log_name(arm, seed)] = log_bytes(run.logs)
             rows += checkpoint_rows(arm, seed, run.evaluations)
     dr_grpo = config.arm_config("strict_rloo", config.dr_grpo_seed, advantage="dr_grpo")
-    raw[log_name("strict_dr_grpo", config.dr_grpo_seed)] = log_bytes(
-        train_arm(dr_grpo, pretrain.model, base, (), config.measure).logs)
+    for _ in tally.counted([dr_grpo]):
+        raw[log_name("strict_dr_grpo", config.dr_grpo_seed)] = log_bytes(
+            train_arm(dr_grpo, pretrain.model, base, (), config.measure).logs)
     raw[CHECKPOINTS_FILE] = jsonl_bytes(rows)
     return derived_files(config, raw, note, record_git)
 

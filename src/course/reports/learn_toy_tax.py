@@ -21,6 +21,7 @@ from course.bandit import train as train_bandit
 from course.formatting import markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, train
+from course.progress import Tally
 from course.reports.learn import (
     SEEDS,
     config_record,
@@ -160,7 +161,8 @@ SEED_LABELS = {
 def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
     m = measure(config)
     summary = summarise(m)
-    others = [summarise(measure(replace(config, seed=s))) for s in SEEDS[1:]]
+    others = [summarise(measure(replace(config, seed=s)))
+              for s in Tally(len(SEEDS) - 1).counted(SEEDS[1:])]
     summary["over_seeds"] = over_seeds([key_numbers(x) for x in (summary, *others)])
     record = {**config_record(config), "bandit": "course.bandit.BanditConfig() (run_003)",
               "smoothing": SMOOTH}
