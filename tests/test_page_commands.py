@@ -63,6 +63,7 @@ MARKED = sorted([
 ])
 
 SHELLS = {"bash", "sh", "shell", "console"}
+BACKSTOP = re.compile(r"^timeout (?:--\S+ )*\d+ ")
 MARKER = re.compile(r"<!--\s*not run by the tests(?P<reason>.*?)-->")
 SPAN = re.compile(r"`([^`\n]+(?:\n[^`\n]+)*)`")  # an inline code span: it may wrap a line
 COMMAND = re.compile(r"^(?:\.venv/bin/)?course \S+ \S")
@@ -84,9 +85,10 @@ class Command:
     script: str
 
     def lines(self) -> list[str]:
-        """The command lines, without comments, blank lines and a `.venv/bin/` prefix."""
+        """The command lines, without comments, blank lines, a backstop `timeout [OPTIONS]
+        SECONDS` before the command (it runs the same command) and a `.venv/bin/` prefix."""
         bare = (re.sub(r"(^|\s)#.*$", "", line).strip() for line in self.script.splitlines())
-        return [line.removeprefix(".venv/bin/") for line in bare if line]
+        return [BACKSTOP.sub("", line).removeprefix(".venv/bin/") for line in bare if line]
 
 
 @dataclass
