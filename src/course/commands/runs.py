@@ -423,6 +423,8 @@ def _regenerate_main(args: Any) -> int:
     """One run by name; or, with `--scorer-dependent`, every stale run in the registry's
     order (a comparison after the runs it reads), one line each as it is written; meanwhile,
     on stderr, how far each run has got (`_Progress`)."""
+    if not args.scorer_dependent and args.name not in CANONICAL:
+        regenerate(args.name)                   # the one-line error that names the known runs
     names = ([name for name in CANONICAL if stale(name) is not None]
              if args.scorer_dependent else [args.name])
     if not names:
