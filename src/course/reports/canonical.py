@@ -7,12 +7,11 @@ is registered here as a zero-argument function that returns its files (`RunFiles
 
 - `course runs list` shows the registry and whether each folder is present;
 - `verify` (`course runs verify [NAME...]`) rebuilds each run in memory and compares it byte
-  for byte with the committed folder, listing every difference; a run that takes minutes to
-  rebuild (`SPOT_CHECKED`: the tiny transformer's) is spot-checked instead, in seconds;
+  for byte with the committed folder, listing every difference; a run whose rebuild trains a
+  model many times (`SPOT_CHECKED`) is spot-checked instead, in seconds;
 - `regenerate` (`course runs regenerate NAME [--force]`) rewrites a folder after a deliberate
-  change. The new
-  folder is written whole beside the old one and only then swapped in, so an interruption
-  leaves either the old run or the new one, never a mixture or nothing.
+  change. The new folder is written whole beside the old one and only then swapped in, so an
+  interruption leaves either the old run or the new one, never a mixture or nothing.
 
 A change of scorer (a new `SCORER_VERSION`, docs/teacher/change-the-scorer.md) makes every
 canonical run measured by the old version STALE (`stale`): `verify` reports it without
@@ -67,17 +66,33 @@ TINY_NOTE = ("Loop C on the tiny transformer: the strict reward (RLOO, GRPO) and
              "at beta 0, 0.1 and 0.3, ten seeds each; transfer to held-out prompts, pass@k, the "
              "exploit and entropy.")
 """run_021's note: its builder and its spot check both need it."""
+KL_NOTE = ("KL sweep on tokens: run_011's proxy training for four values of beta, ten seeds "
+           "each.")
+"""run_012's note."""
+FAMILY_NOTE = ("The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages on the token "
+               "policy, strict reward and hackable proxy, everything else fixed.")
+"""run_020's note."""
 
 SPOT_CHECKED: dict[str, Callable[[Path], list[str]]] = {
+    "run_012": lambda folder: learn_kl.spot_check(learn_kl.CONFIG, KL_NOTE, folder),
+    "run_020": lambda folder: learn_family.spot_check(learn_family.CONFIG, FAMILY_NOTE, folder),
     "run_021": lambda folder: learn_tiny.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
 }
-"""Runs that take minutes to rebuild (the tiny transformer trained 51 times: about 2,060 s on one
-core of the 2-core machine): `verify` runs their spot check instead, in seconds
-(`learn_tiny.spot_check`: every file made from the raw files made again, the seal, the first
-steps of one arm trained again), and says so; `regenerate` rebuilds them whole."""
-SPOT_CHECK_SAYS = (f"spot-checked: the seal, every file made from the saved logs and "
-                   f"{learn_tiny.CONFIG.spot_steps} steps trained again match,")
-"""How `course runs verify` names what it checked of a `SPOT_CHECKED` run."""
+"""Runs whose rebuild trains a model many times: `verify` runs their spot check instead, in
+seconds, and says so; `regenerate` rebuilds them whole. Each keeps its trainings' raw records
+(`logs/`), and its check makes every other file again from them (and checks the seal), then
+trains a few of them again and compares: run_012 (40 trainings, about 45 s on one core; its
+check trains seed 0 of each β, 5 s), run_020 (80 trainings, about 55 s; seed 0 of each arm),
+run_021 (the tiny transformer trained 51 times, about 2,060 s; the first steps of one arm)."""
+SPOT_CHECK_SAYS = {
+    "run_012": "spot-checked: the seal, every file made from the saved trainings, and seed 0 "
+               "of each β trained again match,",
+    "run_020": "spot-checked: the seal, every file made from the saved trainings, and seed 0 "
+               "of each arm trained again match,",
+    "run_021": f"spot-checked: the seal, every file made from the saved logs and "
+               f"{learn_tiny.CONFIG.spot_steps} steps trained again match,",
+}
+"""How `course runs verify` names what it checked of each `SPOT_CHECKED` run."""
 
 CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_001": lambda: evaluation.build_run(EvalConfig(
@@ -116,9 +131,7 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_011": lambda: learn_hack.build_run(learn_hack.CONFIG, (
         "Loop C on tokens with answer_anywhere as the reward: the hack the optimiser assembles, "
         "strict only measured."), record_git=False),
-    "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, (
-        "KL sweep on tokens: run_011's proxy training for four values of beta, ten seeds "
-        "each."), record_git=False),
+    "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, KL_NOTE, record_git=False),
     "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
         "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
         "sample."), record_git=False),
@@ -138,9 +151,8 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_019": lambda: _eval("dev", "frozen_v1", "run_019", (
         "Forensics: run_001's rollouts scored by the earlier scorer strict-v0, kept with its "
         "bugs; read it beside run_001, never as a measurement."), scorer=PINNED["run_019"]),
-    "run_020": lambda: learn_family.build_run(learn_family.CONFIG, (
-        "The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages on the token policy, "
-        "strict reward and hackable proxy, everything else fixed."), record_git=False),
+    "run_020": lambda: learn_family.build_run(learn_family.CONFIG, FAMILY_NOTE,
+                                              record_git=False),
     "run_021": lambda: learn_tiny.build_run(learn_tiny.CONFIG, TINY_NOTE, record_git=False),
 }
 """Run name -> function that rebuilds that run's files, deterministically. Every builder has

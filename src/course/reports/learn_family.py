@@ -12,6 +12,11 @@ B samples all earn the same reward: a group the update learns nothing from, whic
 uses. The checkpoint samples come from a generator of their own, so the training itself is
 exactly `course learn --advantage RULE --seed S`.
 
+The run keeps every training's checkpoints (`RAW`); its other files are made from them alone
+(`derived_files`), so that `course runs verify` checks the run in seconds (`spot_check`: every
+file made again from the saved checkpoints, and seed 0 of every arm trained again), while
+`course runs regenerate run_020` trains all of them again.
+
 Two more arms, on the strict reward only, ask what the rules' differences are made of:
 `grpo_matched` is GRPO at the step size that makes its first update as long as RLOO's
 (`matched_lr`: GRPO divides by the group's spread and each completion's length, so at the same
@@ -22,15 +27,18 @@ it drew counted.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from course import runs
 from course.data import Record
 from course.formatting import inline_code, markdown_table, prose_text
-from course.jsonfiles import json_bytes
+from course.jsonfiles import json_bytes, jsonl_bytes
 from course.learn import (
     ADVANTAGES,
     LearnConfig,
@@ -88,6 +96,11 @@ METRICS = {
     "all_equal": "all-equal groups",
 }
 """What each checkpoint measures, with its column heading."""
+RAW = "logs/trajectories.jsonl"
+"""Every training, one line each: reward, arm, seed, its `METRICS` at each checkpoint, and the
+completions it drew per prompt."""
+SPOT_SEED = SEEDS[0]
+"""`spot_check` trains this seed again for every arm."""
 
 
 def measure_policy(policy: Policy, problems: list[Record], reward: str, batch_size: int,
@@ -161,16 +174,41 @@ def trajectory(config: LearnConfig) -> tuple[list[dict[str, float]], float]:
     return points, drawn / len(problems)
 
 
-def summarise(config: LearnConfig) -> dict[str, Any]:
+def trainings(config: LearnConfig) -> list[dict[str, Any]]:
+    """Every arm from every seed, in the order of `arms` then `SEEDS`: one `RAW` line each."""
+    named = [(reward, arm, arm_config) for reward, of_reward in arms(config).items()
+             for arm, arm_config in of_reward.items()]
+    tally = Tally(len(named) * len(SEEDS))
+    lines = []
+    for reward, arm, arm_config in named:
+        for seed in tally.counted(SEEDS):
+            points, drawn = trajectory(replace(arm_config, seed=seed))
+            lines.append({"reward": reward, "arm": arm, "seed": seed, "points": points,
+                          "drawn": drawn})
+    return lines
+
+
+def read_raw(config: LearnConfig, raw: bytes) -> list[dict[str, Any]]:
+    """The lines of `RAW`, checked to be exactly the trainings `trainings` makes (ValueError
+    otherwise)."""
+    lines = [json.loads(line) for line in raw.decode("utf-8").split("\n") if line]
+    expected = [(reward, arm, seed) for reward, of_reward in arms(config).items()
+                for arm in of_reward for seed in SEEDS]
+    if [(line["reward"], line["arm"], line["seed"]) for line in lines] != expected:
+        raise ValueError(f"{RAW} must hold one line per reward, arm and seed, in order")
+    return lines
+
+
+def summarise(config: LearnConfig, trained: list[dict[str, Any]]) -> dict[str, Any]:
     """Every arm from every seed, as spreads over seeds per checkpoint."""
-    runs: dict[str, Any] = {}
+    curves: dict[str, Any] = {}
     drawn: dict[str, Any] = {}
     settings: dict[str, Any] = {}
-    tally = Tally(sum(len(named) for named in arms(config).values()) * len(SEEDS))
     for reward, named in arms(config).items():
         for arm, arm_config in named.items():
-            seeds = [trajectory(replace(arm_config, seed=s)) for s in tally.counted(SEEDS)]
-            runs.setdefault(reward, {})[arm] = [
+            seeds = [(line["points"], line["drawn"]) for line in trained
+                     if (line["reward"], line["arm"]) == (reward, arm)]
+            curves.setdefault(reward, {})[arm] = [
                 {"step": step, **{m: spread([points[i][m] for points, _ in seeds])
                                   for m in METRICS}}
                 for i, step in enumerate(CHECKPOINTS)]
@@ -179,7 +217,7 @@ def summarise(config: LearnConfig) -> dict[str, Any]:
                              "redraws": arm_config.redraws}
     return {"kind": "learn_family", "rules": {**ADVANTAGES, **ARMS}, "rewards": list(REWARDS),
             "arms": settings, "checkpoints": list(CHECKPOINTS), "seeds": list(SEEDS),
-            "eval_samples_per_prompt": EVAL_SAMPLES, "k": K, "runs": runs,
+            "eval_samples_per_prompt": EVAL_SAMPLES, "k": K, "runs": curves,
             "drawn_per_prompt": drawn}
 
 
@@ -255,16 +293,45 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    summary = summarise(config)
+def derived_files(config: LearnConfig, raw: bytes, note: str,
+                  record_git: bool = False) -> RunFiles:
+    """The whole run folder from `RAW` alone: the summary, README, figure, and the manifest
+    sealing every file (`runs.sealed`)."""
+    summary = summarise(config, read_raw(config, raw))
     _, _, fit = setup(config)
     record = {**config_record(config), "rules": list(RULES), "rewards": list(REWARDS),
               "arms": summary["arms"], "seeds": list(SEEDS), "checkpoints": list(CHECKPOINTS),
               "eval_samples": EVAL_SAMPLES, "k": K}
-    return {
-        "README.md": render_readme(config, note, summary).encode("utf-8"),
-        "family.png": figure(summary),
-        "manifest.json": json_bytes(run_manifest("learn_family", note, record, config, fit,
-                                                 record_git)),
-        "summary.json": json_bytes(summary),
-    }
+    files = {RAW: raw, "README.md": render_readme(config, note, summary).encode("utf-8"),
+             "family.png": figure(summary), "summary.json": json_bytes(summary)}
+    return runs.sealed(run_manifest("learn_family", note, record, config, fit, record_git),
+                       files)
+
+
+def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Train every arm from every seed (about a minute on one core), and the run's files."""
+    return derived_files(config, jsonl_bytes(trainings(config)), note, record_git)
+
+
+def spot_check(config: LearnConfig, note: str, folder: Path) -> list[str]:
+    """What `course runs verify` checks of the run in `folder`, in seconds: every file made
+    again from the committed `RAW` (and the seal), compared byte for byte; then seed
+    `SPOT_SEED` of every arm trained again, whose checkpoints must be its saved ones exactly.
+    One line per difference."""
+    committed = runs.read_files(folder)
+    try:
+        trained = read_raw(config, committed[RAW])
+        differences = (runs.diff_files(committed, derived_files(config, committed[RAW], note))
+                       + runs.unsealed(folder))
+    except (KeyError, ValueError, TypeError) as err:
+        return [f"{RAW} cannot be read back: {' '.join(str(err).split())}"]
+    for reward, named in arms(config).items():
+        for arm, arm_config in named.items():
+            points, drawn = trajectory(replace(arm_config, seed=SPOT_SEED))
+            saved = next(line for line in trained
+                         if (line["reward"], line["arm"], line["seed"]) == (reward, arm,
+                                                                            SPOT_SEED))
+            if (points, drawn) != (saved["points"], saved["drawn"]):
+                differences.append(f"{RAW}: {reward} {arm}, seed {SPOT_SEED} trained again "
+                                   "differs from its saved checkpoints")
+    return differences

@@ -6,18 +6,28 @@ r - β · log(π_θ(y) / π_ref(y)). For each β: the final proxy reward, the fi
 the final KL to the reference, and the exploit share over training (completions the proxy pays
 and the spec refuses), with the first step at which it reaches `EXPLOIT_LINE`. The curves are
 seed 0's; the finals are given for every seed, with their median and range.
+
+The run keeps every training's rows (`RAW`); its other files are made from them alone
+(`derived_files`), so that `course runs verify` checks the run in seconds (`spot_check`: every
+file made again from the saved rows, and one training per β trained again), while `course runs
+regenerate run_012` trains all of them again.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import product
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from course import runs
+from course.data import Record
 from course.formatting import inline_code, markdown_table, prose_text, rounded
-from course.jsonfiles import json_bytes
+from course.jsonfiles import json_bytes, jsonl_bytes
 from course.learn import LearnConfig, learner_of, reinforce_step, setup
 from course.progress import Tally
 from course.reports.learn import (
@@ -31,6 +41,7 @@ from course.reports.learn import (
 from course.reports.learn_hack import CONFIG as HACK_CONFIG
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.runs import RunFiles
+from course.token_policy import Policy
 
 BETAS = (0.0, 0.05, 0.1, 0.2)
 """The KL coefficients compared; 0 is run_011's setting. At run_011's lr of 10 the learner is
@@ -41,25 +52,55 @@ EXPLOIT_LINE = 0.4
 """The exploit share that counts as "the hack has taken over" in the summary."""
 LAST = 10
 """Final values are means over the last 10 steps (one step is one noisy batch)."""
+RAW = "logs/sweep.jsonl"
+"""Every training, one line each: β, seed, and per step [proxy, strict, KL, exploit share]."""
+COLUMNS = ("proxy", "strict", "kl", "exploits")
+SPOT_SEED = SEEDS[0]
+"""`spot_check` trains this seed again for every β."""
 
 
-def sweep(config: LearnConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Train once per β and seed; per step: proxy, strict, KL, exploit share."""
-    problems, reference, fit = setup(config)
-    results, tally = [], Tally(len(BETAS) * len(SEEDS))
-    for beta, seed in tally.counted(product(BETAS, SEEDS)):
-        run = replace(config, beta=beta, seed=seed)
-        rng = np.random.default_rng(run.seed)
-        learner = learner_of(run, reference, len(problems))
-        rows = []
-        for step in range(1, run.steps + 1):
-            update = reinforce_step(learner, problems, run, rng)
-            rows.append({"step": step, "proxy": float(update.reward.mean()),
-                         "strict": float(update.strict.mean()),
-                         "kl": float(update.kl_steps.mean()),
-                         "exploits": exploit_share(update.reward, update.strict)})
-        results.append({"beta": beta, "seed": seed, "rows": rows})
-    return fit, results
+def training(config: LearnConfig, problems: Sequence[Record], reference: Policy
+             ) -> list[dict[str, Any]]:
+    """One training of `config`'s β and seed; per step: proxy, strict, KL, exploit share."""
+    rng = np.random.default_rng(config.seed)
+    learner = learner_of(config, reference, len(problems))
+    rows = []
+    for step in range(1, config.steps + 1):
+        update = reinforce_step(learner, problems, config, rng)
+        rows.append({"step": step, "proxy": float(update.reward.mean()),
+                     "strict": float(update.strict.mean()),
+                     "kl": float(update.kl_steps.mean()),
+                     "exploits": exploit_share(update.reward, update.strict)})
+    return rows
+
+
+def sweep(config: LearnConfig) -> list[dict[str, Any]]:
+    """Train once per β and seed."""
+    problems, reference, _ = setup(config)
+    tally = Tally(len(BETAS) * len(SEEDS))
+    return [{"beta": beta, "seed": seed,
+             "rows": training(replace(config, beta=beta, seed=seed), problems, reference)}
+            for beta, seed in tally.counted(product(BETAS, SEEDS))]
+
+
+def raw_line(result: dict[str, Any]) -> dict[str, Any]:
+    """A training as one line of `RAW` (floats exactly, as JSON writes them)."""
+    return {"beta": result["beta"], "seed": result["seed"],
+            "rows": [[row[column] for column in COLUMNS] for row in result["rows"]]}
+
+
+def read_raw(raw: bytes) -> list[dict[str, Any]]:
+    """The trainings of `RAW` as `sweep` returns them; ValueError if a line is not one."""
+    results = []
+    for line in raw.decode("utf-8").split("\n"):
+        if line:
+            record = json.loads(line)
+            rows = [{"step": step, **dict(zip(COLUMNS, values, strict=True))}
+                    for step, values in enumerate(record["rows"], start=1)]
+            results.append({"beta": record["beta"], "seed": record["seed"], "rows": rows})
+    if [(r["beta"], r["seed"]) for r in results] != list(product(BETAS, SEEDS)):
+        raise ValueError(f"{RAW} must hold one training per β of {BETAS} and seed of {SEEDS}")
+    return results
 
 
 def finals(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -139,14 +180,43 @@ def render_readme(note: str, s: dict[str, Any]) -> str:
     ])
 
 
-def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    fit, results = sweep(config)
-    summary = summarise(config, results)
+def derived_files(config: LearnConfig, raw: bytes, note: str,
+                  record_git: bool = False) -> RunFiles:
+    """The whole run folder from `RAW` alone: the summary, README, figure, and the manifest
+    sealing every file (`runs.sealed`)."""
+    summary = summarise(config, read_raw(raw))
+    _, _, fit = setup(config)
     record = {**config_record(config), "betas": list(BETAS), "exploit_line": EXPLOIT_LINE}
-    return {
-        "README.md": render_readme(note, summary).encode("utf-8"),
-        "kl_sweep.png": figure(summary),
-        "manifest.json": json_bytes(run_manifest("learn_kl_sweep", note, record, config, fit,
-                                                 record_git)),
-        "summary.json": json_bytes(summary),
-    }
+    files = {RAW: raw, "README.md": render_readme(note, summary).encode("utf-8"),
+             "kl_sweep.png": figure(summary), "summary.json": json_bytes(summary)}
+    return runs.sealed(run_manifest("learn_kl_sweep", note, record, config, fit, record_git),
+                       files)
+
+
+def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Train every β from every seed (about 45 s on one core), and the run's files."""
+    raw = jsonl_bytes([raw_line(result) for result in sweep(config)])
+    return derived_files(config, raw, note, record_git)
+
+
+def spot_check(config: LearnConfig, note: str, folder: Path) -> list[str]:
+    """What `course runs verify` checks of the run in `folder`, in seconds: every file made
+    again from the committed `RAW` (and the seal), compared byte for byte; then seed
+    `SPOT_SEED` trained again for every β, whose rows must be its saved ones exactly. One line
+    per difference."""
+    committed = runs.read_files(folder)
+    try:
+        results = read_raw(committed[RAW])
+        differences = (runs.diff_files(committed, derived_files(config, committed[RAW], note))
+                       + runs.unsealed(folder))
+    except (KeyError, ValueError, TypeError) as err:
+        return [f"{RAW} cannot be read back: {' '.join(str(err).split())}"]
+    problems, reference, _ = setup(config)
+    for beta in BETAS:
+        again = training(replace(config, beta=beta, seed=SPOT_SEED), problems, reference)
+        saved = next(r["rows"] for r in results if (r["beta"], r["seed"]) == (beta, SPOT_SEED))
+        if again != saved:
+            step = next(a["step"] for a, b in zip(again, saved, strict=False) if a != b)
+            differences.append(f"{RAW}: β {beta}, seed {SPOT_SEED} trained again differs "
+                               f"from step {step}")
+    return differences
