@@ -28,10 +28,11 @@ to resolve: the site is tested offline, and a page that asks another host gets n
 tests record the request, test_browser.Tabs)."""
 WAIT_MS = 120_000
 """Playwright's limit on any one wait in the browser tests: two minutes. The slowest healthy
-wait is Python's first load in a Try-it box, about 4 s on a quiet machine and 25 s with eight
-CPU hogs on the two cores (benchmarks/busy_machine.py); a 20 s limit once failed the test
-command while a second job shared the cores. A wait that reaches it is a page that will not
-get there, and `wait_until` says what the page held then."""
+wait is Python's first load in a Try-it box: 2.5 s on a quiet machine, 3.4 s beside eight CPU
+hogs (benchmarks/bench_try_it.py); the test command beside eight hogs took 14 minutes with
+every wait within this limit (benchmarks/bench_test_command.py --hogs 8). A 20 s limit once
+failed the test command while a second job shared the cores. A wait that reaches this one is
+a page that will not get there, and `wait_until` says what the page held then."""
 CONSOLE_LINES = 12
 """The last console lines of a page kept for a failed wait's message."""
 
