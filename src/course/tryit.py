@@ -28,8 +28,9 @@ from course.paths import DATA_DIR
 from course.scorer import SCORER_VERSION, SPEC_DECISIONS, ScoreResult, parse, read_integer, score
 
 SELF_CHECK = ("This is a self-check in your browser, not a grade: your grade comes from "
-              "`course check` on a machine, which runs your file in a process of its own.")
-"""What every exercise box says under its result."""
+              "course check on a machine, which runs your file in processes of its own.")
+"""What every exercise box says under its result: plain text (the status line shows text as it
+is, so a backtick would show as one)."""
 
 SPEC_EXAMPLE_ANSWER = 323
 """The expected answer of the spec decisions (`Final: 323`), except a correct row's own."""

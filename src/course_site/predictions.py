@@ -29,6 +29,10 @@ Python block of the page printed when the build ran it. Its fields:
     key: line <n>, field <m>        or: the m-th word of the output's n-th line
     tolerance: <number >= 0>        for `number`: how far off still counts as right, in the
                                     units of the printed value
+    unit: percent                   optional, for `number`: the key is in percent, so "40%"
+                                    typed is 40; otherwise a typed "40%" is 0.4 (a student
+                                    writes a share either way: docs/assets/javascripts/
+                                    read-number.js reads "0.4", "40%", "0,4", "2/5")
     block: <n>                      optional: the n-th Python block that prints something,
                                     counted from where the page is folded (default 1)
 
@@ -76,7 +80,7 @@ from course_site.outputs import runnable_blocks
 PROMPT = re.compile(r'^!!! question "Predict: (?P<name>[^"]+)"\s*$')
 ANSWER = re.compile(r'^\?\?\? [\w-]+ "Answer: (?P<name>[^"]+)"\s*$')
 MARKER = re.compile(r"^<!--\s*answers:\s*(?P<name>[^>]*?)\s*-->\s*$")
-FIELDS = ("number", "choice", "options", "key", "tolerance", "block")
+FIELDS = ("number", "choice", "options", "key", "tolerance", "unit", "block")
 NUMBER = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?"
 """How a printed number looks: a sign, digits with thousands commas, a decimal part, a %."""
 _LINE_FIELD = re.compile(r"^line (?P<line>\d+), field (?P<field>\d+)$")
@@ -101,6 +105,7 @@ class Spec:
     key: str                       # the template (with one `{}`) or `line N, field M`
     tolerance: float | None        # for a number: how far off still counts as right
     block: int                     # the block-th printing block after the box (1-based)
+    percent: bool = False          # for a number: the key is in percent (`unit: percent`)
 
 
 def read_spec(body: list[str]) -> Spec:
@@ -151,9 +156,11 @@ def read_spec(body: list[str]) -> Spec:
     block = fields.get("block", "1")
     if not block.isdigit() or int(block) < 1:
         raise BoxError(f"`block:` is a count from 1, got {block!r}")
+    if fields.get("unit", "percent") != "percent" or ("unit" in fields and kind != "number"):
+        raise BoxError("`unit: percent` is the one unit, for a number whose key is in percent")
     if not (label := fields[kind]):
         raise BoxError(f"say what is asked: `{kind}: <what>`")
-    return Spec(kind, label, options, key, tolerance, int(block))
+    return Spec(kind, label, options, key, tolerance, int(block), "unit" in fields)
 
 
 def _value_pattern(spec: Spec) -> str:
@@ -328,20 +335,23 @@ def slug(name: str) -> str:
     return "predict-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "box")
 
 
-def form_html(box: Box, mine: str) -> str:
+def form_html(box: Box, mine: str, lesson: str) -> str:
     """The box's form, hidden until predictions.js shows it (so that without JavaScript the
-    box is only its question), linking to the page My predictions at `mine`. Every value is
-    escaped: the key is what a block printed."""
+    box is only its question), linking to the page My predictions at `mine`; `lesson` is the
+    page's title in the navigation, which the student's record names. Every value is escaped:
+    the key is what a block printed."""
     def attr(value: object) -> str:
         return html.escape(str(value), quote=True)
 
     ident = slug(box.name)
     spec = box.spec
-    data = {"name": box.name, "kind": spec.kind if spec else "text"}
+    data = {"name": box.name, "kind": spec.kind if spec else "text", "lesson": lesson}
     if spec is not None:
         data |= {"key": box.key, "label": spec.label}
         if spec.tolerance is not None:
             data["tolerance"] = f"{spec.tolerance:g}"
+        if spec.percent:
+            data["unit"] = "percent"
     attrs = " ".join(f'data-{k}="{attr(v)}"' for k, v in data.items())
     if spec is None:
         ask = (f'<label for="{ident}-answer">Before you read on, write your prediction in one '
@@ -376,18 +386,24 @@ SUMMARY_MARKER = "<!-- course: every prediction -->"
 
 def every_box(files: Files) -> list[tuple[str, str, Box]]:
     """Every prediction box of the site's pages, as (page url, page title, box), page by page
-    in the order of their paths (the lessons' file names sort in the course's order)."""
+    in the order of their paths (the lessons' file names sort in the course's order); the
+    title is the page's in the navigation, as the boxes' own records name it."""
     found = []
     for file in sorted(files.documentation_pages(), key=lambda f: f.src_uri):
         text = file.content_string
         if "Predict:" not in text:
             continue
         lines = text.split("\n")
-        title = next((line[2:].strip() for line in lines if line.startswith("# ")), file.name)
+        title = (file.page.title if file.page is not None and file.page.title else
+                 next((line[2:].strip() for line in lines if line.startswith("# ")), file.name))
         fences = list(fenced_blocks(lines))
         found += [(file.url, title, _find_box(lines, n, name, text, fences, [])[0])
                   for n, name in prompts(lines, fences)]
     return found
+
+
+ASKS = {"number": "a number", "choice": "a choice", "text": "a line of text"}
+"""What each kind of box asks for, in the My predictions table."""
 
 
 def summary_html(files: Files, here: Page) -> str:
@@ -396,10 +412,10 @@ def summary_html(files: Files, here: Page) -> str:
     rows = []
     for url, title, box in every_box(files):
         href = html.escape(get_relative_url(url, here.url) + "#" + slug(box.name), quote=True)
-        kind = box.spec.kind if box.spec else "text"
+        asks = ASKS[box.spec.kind if box.spec else "text"]
         rows.append(f'<tr data-page="{html.escape(url, quote=True)}" '
                     f'data-name="{html.escape(box.name, quote=True)}"><td>{html.escape(title)}'
-                    f'</td><td><a href="{href}">{html.escape(box.name)}</a></td><td>{kind}</td>'
+                    f'</td><td><a href="{href}">{html.escape(box.name)}</a></td><td>{asks}</td>'
                     '<td class="course-predict-status">not yet</td></tr>')
     panel = ('<div class="course-my-predictions-panel" hidden><ul class="course-my-predictions-'
              'totals"></ul><p><button type="button" class="md-button" data-action="json">Export '
@@ -411,7 +427,7 @@ def summary_html(files: Files, here: Page) -> str:
              '</button> <button type="button" class="md-button" data-action="no">Keep them'
              "</button></p></div>")
     return (panel + '<table class="course-my-predictions"><thead><tr><th>Lesson</th><th>'
-            "Prediction</th><th>Answer</th><th>Yours</th></tr></thead><tbody>" +
+            "Prediction</th><th>It asks for</th><th>Yours</th></tr></thead><tbody>" +
             "".join(rows) + "</tbody></table>")
 
 
@@ -442,7 +458,7 @@ def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files
     link = mine.url_relative_to(page.file) if mine else "#"
 
     def place(match: re.Match[str]) -> str:
-        return form_html(boxes[int(match[1])], link)
+        return form_html(boxes[int(match[1])], link, page.title or "")
 
     return _PLACEHOLDER.sub(place, content)
 

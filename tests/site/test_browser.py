@@ -1183,10 +1183,12 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
     form.get_by_role("button", name="Check my prediction").click()
     assert "is not a number" in result.inner_text() and not figure.is_visible()
     assert field.get_attribute("aria-invalid") == "true"
-    field.fill("0.6")
+    field.fill("60%")                                                 # a share, as a person
     field.press("Enter")                                             # the keyboard submits
-    assert result.inner_text() == ("You said 0.6; the run gives 0.8992: off by 0.2992, outside "
-                                   "the box's tolerance of ±0.02.")
+    assert result.inner_text() == ("You said 60% (read as 0.6); the run gives 0.8992: off by "
+                                   "0.2992, outside the box's tolerance of ±0.02.")
+    # the form's controls are now disabled: the keyboard goes on from the verdict
+    assert page.evaluate("document.activeElement.classList.contains('course-predict-result')")
     assert figure.is_visible() and answer.get_attribute("open") is not None
     assert "-> 0.8992" in answer.locator(".course-output").inner_text()   # the page's own output
     skipped = page.locator("#predict-the-ablation form")
@@ -1199,7 +1201,7 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
     text.get_by_role("button", name="Save my prediction").click()
     page.reload(wait_until="networkidle")
     form = page.locator("#predict-the-learning-curve form")
-    assert form.get_by_role("status").inner_text().startswith("You said 0.6;")
+    assert form.get_by_role("status").inner_text().startswith("You said 60% (read as 0.6);")
     assert form.get_by_label("Your prediction, J after 300 steps:").is_disabled()
     assert page.locator("img[src$='learning_curve.png']").first.is_visible()
 
@@ -1219,7 +1221,10 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
         ": 1 of 6 answered, 1 within tolerance or right, 0 skipped")
     row = page.locator("tr", has=page.get_by_role("link", name="the learning curve", exact=True))
     assert row.locator(".course-predict-status").inner_text() == (
-        "0.6 (run: 0.8992, outside ±0.02)")
+        "60% (run: 0.8992, outside ±0.02)")
+    # the lesson as the navigation names it; what the box asks for
+    assert [cell.inner_text() for cell in row.locator("td").all()[::2]] == [
+        "Milestone 1: the update step in slow motion", "a number"]
     with page.expect_download() as saved:
         page.get_by_role("button", name="Export as JSON").click()
     exported = json.loads(Path(saved.value.path()).read_text(encoding="utf-8"))

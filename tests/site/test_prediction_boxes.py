@@ -122,10 +122,10 @@ def test_a_box_gets_its_key_and_a_free_text_box_gets_a_form():
     markdown = predictions.with_placeholders(PAGE, "docs/p.md", PAGE)
     predictions._boxes.pop("docs/p.md")
     assert "```predict" not in markdown and markdown.count("CoursePredict") == 2
-    form = predictions.form_html(boxes[0], "../predictions/")
+    form = predictions.form_html(boxes[0], "../predictions/", "M1")
     assert 'data-key="0.8992"' in form and " hidden>" in form and 'aria-live="polite"' in form
     assert '<a href="../predictions/">My predictions</a>' in form
-    assert 'type="text"' in predictions.form_html(boxes[1], "#")
+    assert 'type="text"' in predictions.form_html(boxes[1], "#", "M1")
 
 
 def test_a_key_moves_when_the_code_that_prints_it_changes():
@@ -137,7 +137,7 @@ def test_a_key_moves_when_the_code_that_prints_it_changes():
 def test_a_key_printed_as_html_stays_text():
     box = built(PAGE, ["J -> 1\n"])[0]
     box.key = '"><script>alert(1)</script>'
-    form = predictions.form_html(box, "#")
+    form = predictions.form_html(box, "#", "M1")
     assert "<script>" not in form and "&lt;script&gt;" in form
 
 

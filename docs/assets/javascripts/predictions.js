@@ -30,12 +30,9 @@
     return decodeURI(location.pathname).slice(decodeURI(root).length);
   };
 
-  // A number as a student types it: "0.6", "-3", ".25", "1,200", "1e-3", "40%".
-  const parseNumber = (text) => {
-    const plain = String(text).replace(/[\s,]/g, "");
-    if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?%?$/i.test(plain)) return null;
-    return parseFloat(plain.replace(/%$/, ""));
-  };
+  // A number as a student writes it (read-number.js): "0.6", "75%", "0,52", "3/4"...; a box
+  // whose key is in percent (`data-unit="percent"`) reads "75%" as 75, any other as 0.75.
+  const readNumber = globalThis.courseReadNumber;
   const round = (x) => String(Number(x.toPrecision(4)));
 
   // -- what the box folds --------------------------------------------------------------------
@@ -76,8 +73,8 @@
     }
     if (entry.kind === "number") {
       const where = entry.within ? "within" : "outside";
-      return `You said ${entry.answer}; the run gives ${key}: off by ${round(entry.off)}, ` +
-        `${where} the box's tolerance of ±${form.dataset.tolerance}.`;
+      return `You said ${entry.read || entry.answer}; the run gives ${key}: off by ` +
+        `${round(entry.off)}, ${where} the box's tolerance of ±${form.dataset.tolerance}.`;
     }
     if (entry.kind === "choice") {
       return `You picked ${entry.answer}; the run gives ${key}. ` +
@@ -96,7 +93,12 @@
         radio.checked = radio.value === entry.answer;
       });
     }
-    form.querySelector(".course-predict-result").textContent = verdict(form, entry);
+    const result = form.querySelector(".course-predict-result");
+    result.textContent = verdict(form, entry);
+    if (fresh) {                 // the controls are disabled now: the keyboard goes on from here
+      result.tabIndex = -1;
+      result.focus();
+    }
     form.classList.add(entry.skipped ? "course-predict-skipped"
       : entry.within === false ? "course-predict-off" : "course-predict-done");
     const { region, answer } = foldedBy(form);
@@ -110,14 +112,15 @@
     const kind = form.dataset.kind;
     if (kind === "number") {
       const typed = form.elements.answer.value.trim();
-      const value = parseNumber(typed);
-      if (value === null) {
-        return { problem: typed ? `“${typed}” is not a number: type one such as 0.25 ` +
-          "(a % sign is allowed)." : "Type a number first (or press Show me anyway)." };
+      const percentKey = form.dataset.unit === "percent";
+      const read = readNumber(typed, percentKey);
+      if (read === null) {
+        return { problem: typed ? `“${typed}” is not a number: type one such as 0.25, ` +
+          "25%, 0,25 or 1/4." : "Type a number first (or press Show me anyway)." };
       }
-      const off = Math.abs(value - parseNumber(form.dataset.key));
+      const off = Math.abs(read.value - readNumber(form.dataset.key, true).value);
       const within = off <= Number(form.dataset.tolerance) + 1e-9;
-      return { kind, answer: typed, value, off, within };
+      return { kind, answer: typed, read: read.read, value: read.value, off, within };
     }
     if (kind === "choice") {
       const picked = form.querySelector("input[name=answer]:checked");
@@ -129,8 +132,9 @@
     return { kind, answer: line };
   };
 
-  const setUpBox = (form, page, lesson) => {
+  const setUpBox = (form, page, heading) => {
     const id = page + "#" + form.dataset.name;
+    const lesson = form.dataset.lesson || heading;      // the page's title in the navigation
     const base = { page, lesson, name: form.dataset.name, kind: form.dataset.kind,
       key: form.dataset.key || "", tolerance: form.dataset.tolerance || "" };
     form.hidden = false;
