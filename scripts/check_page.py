@@ -26,7 +26,8 @@
 A student reads prose at about 200 words a minute and reads, runs and compares a code block's
 lines with their output at about 8 lines a minute. HTML comments are for the tests, not the
 reader, and are not counted; nor is a picture's alt text, which a screen reader reads in place
-of the picture (its caption is counted). A milestone longer than a sitting is split into parts
+of the picture (its caption is counted), nor a teacher-only block, which the student edition
+leaves out. A milestone longer than a sitting is split into parts
 (`m4-reward-as-spec.md`, then `m4b-failure-forensics.md`), each a page of its own.
 
 Not checked here: the links and anchors of one edition only (a student page linking into the
@@ -52,6 +53,7 @@ from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 from course.paths import RUNS_DIR
 from course.reports.figures import FIGURES
 from course_site import try_it
+from course_site.editions import student_markdown
 from course_site.fences import SNIPPET, fenced_blocks, included, snippets
 from course_site.figures import FOLDER as FIGURES_FOLDER
 from course_site.run_pages import SITE_FOLDER as RUNS_FOLDER
@@ -78,8 +80,10 @@ _UNDERSCORES = re.compile(r"(?<!\w)_+|_+(?!\w)")   # emphasis; `snake_case` keep
 
 
 def minutes(markdown: str) -> float:
-    """Estimated minutes to read `markdown` and run its code blocks."""
-    lines = _PICTURE.sub("", _COMMENT.sub("", markdown)).split("\n")
+    """Estimated minutes for a student to read `markdown` and run its code blocks: its student
+    edition, without the teacher-only parts (`course_site.editions`)."""
+    student, _ = student_markdown(markdown)
+    lines = _PICTURE.sub("", _COMMENT.sub("", student)).split("\n")
     blocks = list(fenced_blocks(lines))
     fences = [range(fence.open, fence.close + 1) for fence in blocks]
     # without the fence lines; a ```predict block is a prediction box's form, not code to read

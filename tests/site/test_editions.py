@@ -172,6 +172,31 @@ def test_the_student_edition_publishes_no_teacher_only_text(built_site: Build):
     assert not [page for page in site_pages(site) if MARK in page_file(site, page).read_text()]
 
 
+POINTS_AT_THE_TEACHERS = re.compile(r"teacher'?s? (?:invariant )?checklist|teacher'?s guide",
+                                    re.IGNORECASE)
+"""How a student page would point at what only the teacher edition has: the teacher's
+checklists (each milestone's `!!! teacher` block) and the teacher's guide."""
+
+
+def test_no_student_page_points_to_what_the_student_edition_lacks(built_site: Build):
+    """A student reads "the exam ends with the teacher's checklist" and finds none: every page
+    of the student edition is read as text (scripts and the navigation aside), and none may
+    name what only the teacher edition has. Each milestone has a "Check yourself" list of its
+    own instead."""
+    site = built_site.site
+    found = []
+    for page in site_pages(site):
+        text = page_file(site, page).read_text(encoding="utf-8")
+        text = re.sub(r"<script.*?</script>|<nav.*?</nav>", " ", text, flags=re.S)
+        prose = " ".join(html.unescape(_TAG.sub(" ", text)).split())
+        found += [f"/{page}: ...{prose[max(0, m.start() - 60):m.end() + 20]}..."
+                  for m in POINTS_AT_THE_TEACHERS.finditer(prose)]
+    assert found == []
+    milestones = [page for page in site_pages(site) if 'id="check-yourself"' in
+                  page_file(site, page).read_text(encoding="utf-8")]
+    assert len(milestones) == 8 and all(p.startswith("lessons/") for p in milestones), milestones
+
+
 def _guide_nav() -> tuple[str, list[str]]:
     """The "Teacher's guide" section of mkdocs.yml's nav, and the names of its pages."""
     config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")

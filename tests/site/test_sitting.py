@@ -18,11 +18,12 @@ from check_page import minutes, over_a_sitting
 LESSONS = sorted((REPO / "docs" / "lessons").glob("*.md"))
 
 
-def test_the_estimate_counts_prose_and_code_and_skips_comments():
+def test_the_estimate_counts_prose_and_code_and_skips_comments_and_teacher_blocks():
     prose = " ".join(["word"] * 400)                    # 2 minutes
     code = "```python\n" + "x = 1\n" * 16 + "```\n"     # 2 minutes
     comment = "<!-- " + " ".join(["hidden"] * 1000) + " -->\n"
-    assert minutes(f"{prose}\n\n{code}{comment}") == pytest.approx(4.0)
+    teacher = "!!! teacher\n    " + " ".join(["only"] * 1000) + "\n"   # not in the student's
+    assert minutes(f"{prose}\n\n{code}{comment}\n{teacher}") == pytest.approx(4.0)
 
 
 @pytest.mark.parametrize("page", LESSONS, ids=lambda p: p.name)
