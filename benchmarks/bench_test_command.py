@@ -19,7 +19,7 @@ the same on a quiet machine, more beside other work).
 machine: the command must pass there too; its wall time is then no target.
 
 Targets (the PASS/FAIL lines at the end), on a quiet 2-core machine: the whole command in
-360 s or less, and at most 600 CPU-seconds of its own processes.
+360 s or less, and at most 600 CPU-seconds of the machine busy meanwhile.
 """
 
 from __future__ import annotations
@@ -95,13 +95,16 @@ def main() -> int:
         print(f"{args.hogs} hogs beside it; load average every 30 s after the first minute: "
               f"{shown}")
     passed = True
-    for code, seconds, own, _ in results:
-        fast = args.hogs > 0 or (seconds <= TARGET_S and own <= TARGET_CPU_S)
+    for code, seconds, own, busy in results:
+        # on a quiet machine the machine's busy CPU-seconds are the command's (its own count
+        # misses the processes that are not waited for: browsers, the sandboxes' namespaces)
+        fast = args.hogs > 0 or (seconds <= TARGET_S and busy <= TARGET_CPU_S)
         passed = passed and code == 0 and fast
         print(f"{'PASS' if code == 0 and fast else 'FAIL'}: test command exit status {code}, "
-              f"{seconds:.0f} s and {own:.0f} CPU-s of its own"
-              + ("" if args.hogs else f" (targets on a quiet machine: <= {TARGET_S:.0f} s, "
-                                      f"<= {TARGET_CPU_S:.0f} CPU-s)"))
+              f"{seconds:.0f} s, {own:.0f} CPU-s counted for its processes"
+              + (f", the machine busy {busy:.0f} CPU-s (targets on a quiet machine: <= "
+                 f"{TARGET_S:.0f} s, <= {TARGET_CPU_S:.0f} busy CPU-s)" if not args.hogs
+                 else ""))
     return 0 if passed else 1
 
 
