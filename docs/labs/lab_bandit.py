@@ -275,9 +275,11 @@ show_figure(
 
 # %%
 def compare(settings: dict[str, BanditConfig], number: int,
-            learners: int = 200, seed: int = 1) -> None:
+            learners: int = 200,
+            seed: int = 1) -> dict[str, tuple[float, float]]:
     """Train `learners` independent learners per setting; plot mean
-    P(best) and J with bands, as Figure `number`."""
+    P(best) and J with bands, as Figure `number`. Returns, per
+    setting, the mean P(best) at the last step and the share stuck."""
     fig = new_figure(5.0, LAB_WIDTH)
     top, bottom = fig.subplots(2, 1, sharex=True)
     print(paragraph(
@@ -286,7 +288,7 @@ def compare(settings: dict[str, BanditConfig], number: int,
         f"noise = gradient noise.", width=WIDTH))
     print(f"{'setting':<30}  {'P(best)':>7}  {'stuck':>5}  "
           f"{'noise':>6}")
-    ends = []
+    ends, finals = [], {}
     for label, cfg in settings.items():
         rng = np.random.default_rng(seed)
         run = train(cfg, rng, learners=learners)
@@ -298,6 +300,7 @@ def compare(settings: dict[str, BanditConfig], number: int,
             ((s.gradient - mean_gradient(s.theta, cfg)) ** 2)
             .sum(-1).mean() for s in run])
         stuck = (p_best[-1] < 0.5).mean()
+        finals[label] = (float(p_best[-1].mean()), float(stuck))
         print(f"{label:<30}  {p_best[-1].mean():7.3f}  "
               f"{stuck:5.0%}  {noise:6.4f}")
         ends.append(f"{label}: P(best) {p_best[-1].mean():.2f} and "
@@ -320,51 +323,77 @@ def compare(settings: dict[str, BanditConfig], number: int,
         alt=f"Two line charts over the update steps, the mean over "
             f"{learners} learners with a 10th-90th percentile band, "
             f"one line per setting. " + "; ".join(ends) + ".")
+    return finals
 
 
 # %% [markdown]
 # ### Knob 1: the learning rate
 #
-# **Predict first.** The cell compares the canonical lr with the value of `lr` below. Before
-# running it, write down:
+# The cell compares the canonical lr with the value of `lr` below.
 #
-# - will the mean $P(\text{best})$ at the last step be higher or lower than with the canonical
-#   lr?
-# - will more or fewer learners end stuck below 0.5?
-# - then try a large value (say `lr = 4.0`): does a bigger step always learn faster, or can it
-#   commit to the wrong style before the evidence is in?
+# **Predict: a smaller step.** With `lr = 0.1`, as the cell has it, against the canonical
+# 0.75: is the mean $P(\text{best})$ at the last step higher or lower?
 #
-# *My prediction:* …
+# ```predict
+# choice: the mean P(best) at the last step with lr = 0.1
+# options: higher | lower
+# key: "against the canonical lr, the mean P(best) at the last step is {}"
+# ```
 
 # %%
 lr = 0.1                # <- edit me (the canonical run uses 0.75)
 
-compare({f"lr = {config.lr} (canonical)": config,
-         f"lr = {lr}": replace(config, lr=lr)}, number=3)
+finals = compare({f"lr = {config.lr} (canonical)": config,
+                  f"lr = {lr}": replace(config, lr=lr)}, number=3)
+canonical, mine = finals.values()   # (mean P(best), share stuck) each
+print("against the canonical lr, the mean P(best) at the last step",
+      "is", "higher" if mine[0] > canonical[0] else "lower")
+
+# %% [markdown]
+# **Answer: a smaller step.** Lower: each update moves the policy about a seventh as far, so
+# 300 steps are not enough to pile the mass on the best style. Now try a large value (say
+# `lr = 4.0`): does a bigger step always learn faster, or can it commit to the wrong style
+# before the evidence is in? Watch the stuck column.
 
 # %% [markdown]
 # ### Knob 2: the baseline
 #
-# **Predict first.** The canonical single learner uses a running-mean baseline and one sample
-# per update. The cell compares it with the `baseline` below, with everything else unchanged.
-# Before running it, write down:
+# The canonical single learner uses a running-mean baseline and one sample per update. The
+# cell compares it with the `baseline` below, with everything else unchanged.
 #
-# - which setting has the larger gradient noise?
-# - which one leaves more learners stuck on a worse style, and why (think about what a reward
-#   of 1 means when most styles usually earn 1)?
-# - then try `baseline = "batch"`: it needs at least two samples per update, so also set
-#   `batch_size = 4`. Is that still changing only one knob? What else changed?
+# **Predict: no baseline.** With `baseline = "none"`, as the cell has it: which setting leaves
+# more learners stuck on a worse style (think about what a reward of 1 means when most styles
+# usually earn 1)?
 #
-# *My prediction:* …
+# ```predict
+# choice: the setting that leaves more learners stuck
+# options: the running mean | no baseline | neither
+# key: "more learners stuck with: {}"
+# ```
 
 # %%
 baseline = "none"       # <- edit me: "none", "running" or "batch"
 batch_size = 1          # "batch" needs 2 or more
 
 edited = replace(config, baseline=baseline, batch_size=batch_size)
-compare({f"baseline = {config.baseline} (canonical)": config,
-         f"baseline = {baseline}, batch of {batch_size}": edited},
-        number=4)
+settings = {f"baseline = {config.baseline} (canonical)": config,
+            f"baseline = {baseline}, batch of {batch_size}": edited}
+finals = compare(settings, number=4)
+(_, canonical_stuck), (_, edited_stuck) = finals.values()
+names = {"none": "no baseline", "running": "the running mean",
+         "batch": "the batch mean"}
+print("more learners stuck with:",
+      "neither" if edited_stuck == canonical_stuck else
+      names[config.baseline] if canonical_stuck > edited_stuck
+      else names[baseline])
+
+# %% [markdown]
+# **Answer: no baseline.** No baseline. With rewards of 0 or 1 and $b = 0$ a failure teaches
+# nothing and every success pushes the sampled style up, so a mediocre style's early luck
+# compounds; the running mean makes a success of an ordinary style worth little. Its updates
+# are also the noisier (the noise column). Then try `baseline = "batch"`: it needs at least
+# two samples per update, so also set `batch_size = 4`. Is that still changing only one knob?
+# What else changed?
 
 # %% [markdown]
 # ## Questions

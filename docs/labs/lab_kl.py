@@ -301,19 +301,15 @@ show_figure(
 # a **hackable rubric** that also pays the style `The answer is <int>.` (the strict scorer
 # pays it nothing). The reference produces that style often.
 #
-# **Predict first.** Before running the cell, write down:
+# **Predict: the loophole.** At a weak leash (β = 0.1), once the loophole is paid, does the
+# probability of the style the strict scorer wants rise or fall, against the optimum under
+# the original rewards?
 #
-# - at a weak leash (β = 0.1), where does the mass go, and what happens to the probability of
-#   the style the strict scorer wants?
-# - does a strong leash (β = 10) protect you from the loophole?
-# - which curve of Figure 4 ends higher on the reward axis, and what is that reward actually
-#   measuring?
-#
-# *My prediction:* …
-#
-# Then try your own edits: pay the trailing-period style, make every in-format style equal, or
-# give a style the reference never uses a high reward (set its `pi_ref` to 0 in a
-# `KLConfig(pi_ref=...)`; can the optimum ever reach it?).
+# ```predict
+# choice: the strict style's probability at β = 0.1, loophole paid
+# options: rises | falls
+# key: "at β = 0.1, against the original rewards, P(best) {}"
+# ```
 
 # %%
 my_rewards = list(config.rewards)
@@ -374,12 +370,23 @@ for beta_check in (10.0, 1.0, watched):
     pi = kl_regularized_optimum(pi_ref, mine, beta_check)
     print(f"{beta_check:<4g}  {pi @ mine:9.4f}  "
           f"{pi @ rewards:11.4f}  {pi[best]:7.4f}")
+print(f"at β = {watched:g}, against the original rewards, P(best)",
+      "rises" if pi_edit[best] > policies[watched][best] else "falls")
 
 # %% [markdown]
-# The second column is the one to watch: the expected reward **under the strict scorer** of a
-# policy optimised for your rewards. When the two columns part ways, the optimiser is paid
-# for something the specification does not want, and a weaker leash lets it take more of it.
+# **Answer: the loophole.** It falls: the loophole style takes the mass, and the style the
+# strict scorer wants loses it. The second column of the table is the one to watch: the
+# expected reward **under the strict scorer** of a policy optimised for your rewards. When the
+# two columns part ways, the optimiser is paid for something the specification does not want,
+# and a weaker leash lets it take more of it. Does a strong leash (β = 10) protect you from
+# the loophole, or only slow the drift? Which curve of Figure 4 ends higher on the reward
+# axis, and what is that reward measuring?
 #
+# Then try your own edits: pay the trailing-period style, make every in-format style equal, or
+# give a style the reference never uses a high reward (set its `pi_ref` to 0 in a
+# `KLConfig(pi_ref=...)`; can the optimum ever reach it?).
+
+# %% [markdown]
 # ## Questions
 #
 # 1. Why does every frontier end at KL $= -\log \pi_{\text{ref}}(a^*)$, where $a^*$ is the best

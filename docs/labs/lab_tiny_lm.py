@@ -87,8 +87,15 @@ assert tiny_lm.count_params(base) == 108_544
 # error, or writes several numbers (the kind of completion a hackable rubric pays). RL
 # starts from it, and the KL leash pulls toward it.
 #
-# **Predict**: sampled at temperature 1, the temperature RL trains at, what share of the
-# base's completions does the strict scorer pay? Its greedy answer is right on most prompts.
+# **Predict: the base at temperature 1.** Its greedy answer is right on most prompts.
+# Sampled at temperature 1, the temperature RL trains at, does the strict scorer pay less than
+# half of the base's completions, about half (40 to 60%), or more than half?
+#
+# ```predict
+# choice: the strict share of the base's sampled completions
+# options: less than half | about half | more than half
+# key: "at temperature 1 the strict scorer pays {} of them"
+# ```
 
 # %%
 rng = np.random.default_rng(0)
@@ -112,21 +119,27 @@ for split in ("train", "held_out"):
           f"greedy {greedy:.3f}")
 assert measured["train"]["strict"] < 0.5 < measured[
     "train_greedy"]["strict"]
+share = measured["train"]["strict"]
+print("at temperature 1 the strict scorer pays",
+      "less than half" if share < 0.4 else
+      "more than half" if share > 0.6 else "about half", "of them")
 
 # %% [markdown]
-# About a third at temperature 1, against more than four in five greedily: the base knows
-# the sums far better than it writes them when it samples. The room RL has is the gap
-# between what the model usually does and what it can do.
-#
+# **Answer: the base at temperature 1.** Less than half: about a third at temperature 1,
+# against more than four in five greedily: the base knows the sums far better than it writes
+# them when it samples. The room RL has is the gap between what the model usually does and what
+# it can do.
+
+# %% [markdown]
 # ## 1. Does learning transfer?
 #
 # The table policy's held-out test (run_009) trains on half of the 60 dev prompts and
 # measures the other half. The transformer trains on prompts drawn from 7,288 train pairs;
 # the 812 held-out pairs were never in its pre-training text nor in any RL batch.
 #
-# **Predict**: the table policy's held-out pass@1 barely moves (it has no rows to share).
-# After 200 steps of RL on train prompts, does the transformer's held-out pass@1 rise by
-# about as much as its train pass@1, by half as much, or not at all?
+# **Predict: transfer.** The table policy's held-out pass@1 barely moves (it has no rows to
+# share). After 200 steps of RL on train prompts, does the transformer's held-out pass@1 rise
+# by about as much as its train pass@1, by half as much, or not at all?
 
 # %%
 def spread(entry):
@@ -181,14 +194,15 @@ for when in ("first", "last"):
 say(claims)
 
 # %% [markdown]
-# The transformer's held-out prompts gain about as much as its train prompts: at least half
-# as much in all ten seeds, as much or more in two of ten. The watch batches say the same
-# step by step: scored at every step on held-out prompts the run never learns from, their
-# pass@1 climbs with the train batches' in every seed. (The interval after each count is what
-# ten seeds can show: even ten of ten leaves room for a rate near its lower end.) What RL
-# moved was shared, the format and the carrying that every sum uses; the table policy moved
-# rows that only its trained prompts read.
-#
+# **Answer: transfer.** The transformer's held-out prompts gain about as much as its train
+# prompts: at least half as much in all ten seeds, as much or more in two of ten. The watch
+# batches say the same step by step: scored at every step on held-out prompts the run never
+# learns from, their pass@1 climbs with the train batches' in every seed. (The interval after
+# each count is what ten seeds can show: even ten of ten leaves room for a rate near its lower
+# end.) What RL moved was shared, the format and the carrying that every sum uses; the table
+# policy moved rows that only its trained prompts read.
+
+# %% [markdown]
 # Figure 1 follows both splits step by step and at the checkpoints. At every step, besides
 # the batch of train prompts it learns from, the run samples a batch of held-out prompts in
 # the same way and only scores it: the held-out line is the policy of that very step,
@@ -253,9 +267,10 @@ show_figure(
 # large k stays where it was: **sharpening**. If it taught answers the base never wrote,
 # pass@k rises at every k: **expanding**.
 #
-# **Predict**: the table policy's pass@64 rose (its rows can learn a digit the snapshot
-# never wrote for that prompt). For the transformer, after 200 steps: does pass@16 rise,
-# stay, or fall, and does it solve prompts that its base never solved in 64 samples?
+# **Predict: sharpen or expand.** The table policy's pass@64 rose (its rows can learn a digit
+# the snapshot never wrote for that prompt). For the transformer, after 200 steps: does
+# pass@16 rise, stay, or fall, and does it solve prompts that its base never solved in 64
+# samples?
 
 # %%
 print("table policy (run_009), train = eval prompts, "
@@ -280,16 +295,17 @@ for name in ("never solved in 64, base",
 say(claims)
 
 # %% [markdown]
-# The transformer sharpens: pass@1 rises by more than a quarter and pass@16 stays within a
-# hundredth of its base's, and in eight seeds of ten one train prompt is lost that the base
-# solved at least once in 64 samples. Read it with its ceiling: with 64 samples this base
-# already solves almost every sum, so a prompt the base never solves, which expansion needs,
-# hardly exists here, and this run could not have shown expansion had it happened. What it
-# shows is RL making the first sample right more often, on one base (every seed of run_021
-# starts from the same pre-trained base). This is the pattern Yue et al. (2025) report for RL with verifiable
-# rewards on large models; the table policy, whose rows can learn a digit its snapshot never
-# wrote for a prompt, expanded a little instead.
-#
+# **Answer: sharpen or expand.** The transformer sharpens: pass@1 rises by more than a quarter
+# and pass@16 stays within a hundredth of its base's, and in eight seeds of ten one train
+# prompt is lost that the base solved at least once in 64 samples. Read it with its ceiling:
+# with 64 samples this base already solves almost every sum, so a prompt the base never solves,
+# which expansion needs, hardly exists here, and this run could not have shown expansion had it
+# happened. What it shows is RL making the first sample right more often, on one base (every
+# seed of run_021 starts from the same pre-trained base). This is the pattern Yue et al. (2025)
+# report for RL with verifiable rewards on large models; the table policy, whose rows can learn
+# a digit its snapshot never wrote for a prompt, expanded a little instead.
+
+# %% [markdown]
 # Figure 2 draws the whole pass@k curve before and after, computed here from the run's raw
 # counts (for each prompt, how many of its 64 samples were right). Beyond k = 16 the trained
 # model falls just below its base: the sharpening pattern, in miniature.
@@ -336,9 +352,9 @@ show_figure(
 # to one, so a policy optimising the proxy is pushed to write more numbers. The KL penalty
 # β · log(π/π_ref) charges for drifting from the base.
 #
-# **Predict**: the table policy at β = 0 raised its exploit share from about a sixth to
-# under a half (run_011). The transformer starts at a few percent. At β = 0, where does it
-# end, and what happens to its strict pass@1? At β = 0.1?
+# **Predict: the exploit and the leash.** The table policy at β = 0 raised its exploit share
+# from about a sixth to under a half (run_011). The transformer starts at a few percent. At
+# β = 0, where does it end, and what happens to its strict pass@1? At β = 0.1?
 
 # %%
 over = table_hack["over_seeds"]
@@ -374,17 +390,19 @@ for arm in ("proxy_beta_0", "proxy_beta_0.1", "proxy_beta_0.3"):
     say(claims, indent=11)
 
 # %% [markdown]
-# Unleashed, the transformer goes much further than the table did: most of its completions
-# become exploits, on held-out prompts as much as on train prompts (the exploit transfers
-# too), its strict pass@1 falls to zero, and its completions run to the length limit. The
-# shared weights learned one habit, "write many numbers", and applied it everywhere. With
-# β = 0.1 the leash holds: the exploit share stays near a tenth, and strict pass@1 still
-# rises above the base's, because the right answer is one of the things the proxy pays.
-#
+# **Answer: the exploit and the leash.** Unleashed, the transformer goes much further than the
+# table did: most of its completions become exploits, on held-out prompts as much as on train
+# prompts (the exploit transfers too), its strict pass@1 falls to zero, and its completions run
+# to the length limit. The shared weights learned one habit, "write many numbers", and applied
+# it everywhere. With β = 0.1 the leash holds: the exploit share stays near a tenth, and strict
+# pass@1 still rises above the base's, because the right answer is one of the things the proxy
+# pays.
+
+# %% [markdown]
 # ## 4. Does entropy collapse?
 #
-# **Predict**: as the strict reward rises, does the transformer's entropy per character
-# fall? And under the unleashed proxy?
+# **Predict: entropy.** As the strict reward rises, does the transformer's entropy per
+# character fall? And under the unleashed proxy?
 
 # %%
 def fell(arm_runs):
@@ -416,14 +434,15 @@ for arm in run["arms"]:
           f"both: {both['count'].split(' (')[0]}")
 
 # %% [markdown]
-# On the strict reward, and on the proxy with a leash, the entropy falls as the reward rises
-# in every seed: the policy concentrates on what pays. The unleashed proxy is the exception,
-# and an instructive one: its completions grow into long lists of numbers, and which numbers
-# it lists varies, so its entropy per character *rises* while its reward climbs, in nine
-# seeds of ten (in the tenth it fell by less than a hundredth of a nat). A falling
-# entropy is a symptom of optimisation, not a law; the number to watch is the one that says
-# what the policy writes.
-#
+# **Answer: entropy.** On the strict reward, and on the proxy with a leash, the entropy falls
+# as the reward rises in every seed: the policy concentrates on what pays. The unleashed proxy
+# is the exception, and an instructive one: its completions grow into long lists of numbers,
+# and which numbers it lists varies, so its entropy per character *rises* while its reward
+# climbs, in nine seeds of ten (in the tenth it fell by less than a hundredth of a nat). A
+# falling entropy is a symptom of optimisation, not a law; the number to watch is the one that
+# says what the policy writes.
+
+# %% [markdown]
 # ## What the table could not teach
 #
 # The four answers side by side, read from the runs above:

@@ -33,6 +33,11 @@ Python block of the page printed when the build ran it. Its fields:
                                     typed is 40; otherwise a typed "40%" is 0.4 (a student
                                     writes a share either way: docs/assets/javascripts/
                                     read-number.js reads "0.4", "40%", "0,4", "2/5")
+    given: "<text>"                 for `number`: the words, earlier on the page (its
+                                    Markdown above the ```predict block, or what a block
+                                    above the box printed), from which a student can work
+                                    the number out or estimate it within the tolerance;
+                                    without such words the box asks for a choice instead
     block: <n>                      optional: the n-th Python block that prints something,
                                     counted from where the page is folded (default 1)
 
@@ -59,6 +64,7 @@ attribute, after Markdown has rendered the page, like every output (course_site/
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 import os
@@ -80,7 +86,7 @@ from course_site.outputs import runnable_blocks
 PROMPT = re.compile(r'^!!! question "Predict: (?P<name>[^"]+)"\s*$')
 ANSWER = re.compile(r'^\?\?\? [\w-]+ "Answer: (?P<name>[^"]+)"\s*$')
 MARKER = re.compile(r"^<!--\s*answers:\s*(?P<name>[^>]*?)\s*-->\s*$")
-FIELDS = ("number", "choice", "options", "key", "tolerance", "unit", "block")
+FIELDS = ("number", "choice", "options", "key", "tolerance", "unit", "given", "block")
 NUMBER = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?"
 """How a printed number looks: a sign, digits with thousands commas, a decimal part, a %."""
 _LINE_FIELD = re.compile(r"^line (?P<line>\d+), field (?P<field>\d+)$")
@@ -106,6 +112,7 @@ class Spec:
     tolerance: float | None        # for a number: how far off still counts as right
     block: int                     # the block-th printing block after the box (1-based)
     percent: bool = False          # for a number: the key is in percent (`unit: percent`)
+    given: str = ""                # for a number: the earlier words it can be worked out from
 
 
 def read_spec(body: list[str]) -> Spec:
@@ -160,7 +167,16 @@ def read_spec(body: list[str]) -> Spec:
         raise BoxError("`unit: percent` is the one unit, for a number whose key is in percent")
     if not (label := fields[kind]):
         raise BoxError(f"say what is asked: `{kind}: <what>`")
-    return Spec(kind, label, options, key, tolerance, int(block), "unit" in fields)
+    given = fields.get("given", "")
+    if kind == "choice" and given:
+        raise BoxError("`given:` belongs to a `number:`")
+    if kind == "number":
+        if not (len(given) > 2 and given[0] == given[-1] == '"' and given[1:-1].strip()):
+            raise BoxError('a number needs `given: "<words earlier on the page>"` from which '
+                           "it can be worked out; a value nothing before the box lets a "
+                           "student reach is asked as a choice")
+        given = given[1:-1]
+    return Spec(kind, label, options, key, tolerance, int(block), "unit" in fields, given)
 
 
 def _value_pattern(spec: Spec) -> str:
@@ -205,6 +221,8 @@ class Box:
     end: int                         # the index of the box's last line in the page's Markdown
     spec: Spec | None                # None: a free-text prediction
     blocks: list[tuple[int, int]]    # (index on the page, line) of each runnable block after it
+    earlier: list[int]               # the index on the page of each runnable block before it
+    above: str                       # the page's Markdown above its ```predict block
     region: tuple[int, int]          # the lines folded until the student answers (0-based)
     problems: list[str] = field(default_factory=list)
     key: str = ""
@@ -250,10 +268,12 @@ def _find_box(lines: list[str], number: int, name: str, source: str,
               fences: list[Fence], blocks: list[int]) -> tuple[Box, Fence | None]:
     """The box opened at line `number`, and its ```predict block if it has one."""
     end = _box_end(lines, number)
-    box = Box(name, _source_line(source, name), end, None,
-              [(index, line) for index, line in enumerate(blocks) if line > end], (end + 1, end))
     inside = [fence for fence in fences
               if number < fence.open <= end and fence.words()[:1] == ["predict"]]
+    box = Box(name, _source_line(source, name), end, None,
+              [(index, line) for index, line in enumerate(blocks) if line > end],
+              [index for index, line in enumerate(blocks) if line < number],
+              "\n".join(lines[:inside[0].open if inside else end + 1]), (end + 1, end))
     if len(inside) > 1:
         box.problems.append("more than one ```predict block in one box")
     if inside:
@@ -324,6 +344,13 @@ def resolve(where: str, results: list[dict[str, Any]]) -> None:
                     box.key = find_key(box.spec, results[index]["stdout"])
                 except BoxError as err:
                     box.problems.append(str(err))
+            earlier = [box.above] + [results[index]["stdout"] for index in box.earlier]
+            if box.spec.given and not any(re.search(_loose(box.spec.given), text)
+                                          for text in earlier):
+                box.problems.append(
+                    f'the words it is given, "{box.spec.given}", are not on the page above the '
+                    "box nor in what a block above it printed: a number box must be derivable "
+                    "from what comes before it")
         problems += [f"{where}:{box.line}: prediction {box.name!r}: {problem}"
                      for problem in box.problems]
     if problems:
@@ -396,6 +423,10 @@ def every_box(files: Files) -> list[tuple[str, str, Box]]:
         lines = text.split("\n")
         title = (file.page.title if file.page is not None and file.page.title else
                  next((line[2:].strip() for line in lines if line.startswith("# ")), file.name))
+        if is_lab(file.src_uri):
+            found += [(file.url, title, lab_box(lines, n, name))
+                      for n, name in lab_prompts(lines)]
+            continue
         fences = list(fenced_blocks(lines))
         found += [(file.url, title, _find_box(lines, n, name, text, fences, [])[0])
                   for n, name in prompts(lines, fences)]
@@ -431,6 +462,124 @@ def summary_html(files: Files, here: Page) -> str:
             "".join(rows) + "</tbody></table>")
 
 
+# -- 5. the labs: the same boxes in a notebook's Markdown cells -------------------------------
+#
+# A lab (a jupytext notebook, docs/labs/lab_*.py) is rendered by mkdocs-jupyter, not by this
+# plugin's Markdown, so its box is written in its Markdown cells with plain Markdown:
+#
+#     # **Predict: the base at temperature 1.** <the question, one paragraph>
+#     #
+#     # ```predict                              (optional, as in a lesson)
+#     # number: ...
+#     # ```
+#
+#     # %%
+#     <the code cells that answer it>
+#
+#     # %% [markdown]
+#     # **Answer: the base at temperature 1.** <the answer>
+#
+# The code cells after the box, down to the cell that starts with its answer, are folded until
+# the student answers; the key is read from what they printed when the build ran the lab.
+
+LAB_PROMPT = re.compile(r"^# \*\*Predict: (?P<name>[^*]+?)\.\*\*")
+"""A lab box's first line in the lab's source."""
+_HTML_CELL = re.compile(r'<div (?:id="[^"]*" )?class="jp-Cell (?P<kind>jp-\w+Cell)')
+_HTML_PROMPT = re.compile(r"<strong>Predict: (?P<name>[^<]+?)\.</strong>")
+_HTML_SPEC = re.compile(
+    r'<pre><code class="language-predict">(?:predict\n)?.*?</code></pre>', re.DOTALL)
+_HTML_OUTPUT = re.compile(
+    r'<div class="jp-RenderedText jp-OutputArea-output" data-mime-type="text/plain"[^>]*>\s*'
+    r"<pre>(?P<text>.*?)</pre>", re.DOTALL)
+
+
+def is_lab(src_uri: str) -> bool:
+    """Whether a page is a lab notebook (docs/labs/lab_*.py)."""
+    return src_uri.startswith("labs/") and src_uri.endswith(".py")
+
+
+def lab_prompts(lines: list[str]) -> list[tuple[int, str]]:
+    """(line index, name) of each prediction box of a lab's source."""
+    return [(number, match["name"]) for number, line in enumerate(lines)
+            if (match := LAB_PROMPT.match(line))]
+
+
+def lab_box(lines: list[str], number: int, name: str) -> Box:
+    """The box opened at line `number` of a lab's source, with its ```predict block read."""
+    cell = []
+    for line in lines[number + 1:]:
+        if not line.startswith("#") or line.startswith("# %%"):
+            break
+        cell.append(line[2:])
+    box = Box(name, number + 1, number, None, [], [], "\n".join(lines[:number + 1]), (0, 0))
+    opened = next((n for n, line in enumerate(cell) if line.strip() == "```predict"), None)
+    if opened is not None:
+        closed = next((n for n in range(opened + 1, len(cell)) if cell[n].strip() == "```"),
+                      len(cell))
+        try:
+            box.spec = read_spec(cell[opened + 1:closed])
+        except BoxError as err:
+            box.problems.append(str(err))
+    return box
+
+
+def _text_of(output: str) -> str:
+    """What a code cell printed, from its rendered `<pre>` (tags off, entities read)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", output))
+
+
+def lab_forms(content: str, where: str, source: str, mine: str, lesson: str) -> str:
+    """A rendered lab with each box's form in place, its key read from what the lab's cells
+    printed; every problem with a box fails the build, one line each, naming the lab's line."""
+    lines = source.split("\n")
+    boxes = {name: lab_box(lines, n, name) for n, name in lab_prompts(lines)}
+    starts = [match.start() for match in _HTML_CELL.finditer(content)] + [len(content)]
+    cells = [content[a:b] for a, b in itertools.pairwise(starts)]
+    printed = [[_text_of(m["text"]) for m in _HTML_OUTPUT.finditer(cell)] for cell in cells]
+    problems, made = [], []
+    for index, cell in enumerate(cells):
+        if not (match := _HTML_PROMPT.search(cell)) or match["name"] not in boxes:
+            continue
+        box = boxes.pop(match["name"])
+        title = f"<strong>Answer: {html.escape(box.name, quote=False)}.</strong>"
+        answer = next((n for n in range(index + 1, len(cells)) if title in cells[n]), None)
+        if answer is None:
+            box.problems.append(f"no Markdown cell after it that starts with **Answer: "
+                                f"{box.name}.** (the form folds the lab up to that cell)")
+        elif box.spec is not None:
+            outputs = ["".join(out) for out in printed[index + 1:answer] if any(out)]
+            if len(outputs) < box.spec.block:
+                box.problems.append(f"no code cell number {box.spec.block} that prints "
+                                    "between the box and its answer")
+            else:
+                try:
+                    box.key = find_key(box.spec, outputs[box.spec.block - 1])
+                except BoxError as err:
+                    box.problems.append(str(err))
+            earlier = [box.above] + ["".join(out) for out in printed[:index]]
+            if box.spec.given and not any(re.search(_loose(box.spec.given), text)
+                                          for text in earlier):
+                box.problems.append(f'the words it is given, "{box.spec.given}", are not in '
+                                    "the lab above the box: a number box must be derivable "
+                                    "from what comes before it")
+        # the form takes the place of the ```predict block, or follows the question
+        spec = _HTML_SPEC.search(cell) if box.spec is not None else None
+        start, end = ((spec.start(), spec.end()) if spec else
+                      (at := cell.index("</p>", match.end()) + len("</p>"), at))
+        cells[index] = cell[:start] + form_html(box, mine, lesson) + cell[end:]
+        problems += [f"{where}:{box.line}: prediction {box.name!r}: {problem}"
+                     for problem in box.problems]
+        made.append(box)
+    problems += [f"{where}:{box.line}: prediction {box.name!r}: the rendered lab has no "
+                 f"paragraph that starts **Predict: {box.name}.**" for box in boxes.values()]
+    if problems:
+        raise PluginError("\n".join(problems))
+    _record[where] = [{"name": box.name, "line": box.line, "key": box.key, "block": -1,
+                      "kind": box.spec.kind if box.spec else "text",
+                      "options": list(box.spec.options) if box.spec else []} for box in made]
+    return content[:starts[0]] + "".join(cells)
+
+
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if not page.file.src_uri.endswith(".md"):
         return markdown
@@ -451,6 +600,10 @@ def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files
     where = f"docs/{page.file.src_uri}"
     if SUMMARY_MARKER in content:
         content = content.replace(SUMMARY_MARKER, summary_html(files, page))
+    if is_lab(page.file.src_uri):
+        mine = files.get_file_from_path("predictions.md")
+        link = mine.url_relative_to(page.file) if mine else "#"
+        return lab_forms(content, where, page.file.content_string, link, page.title or "")
     boxes = _boxes.pop(where, [])
     if not boxes:
         return content

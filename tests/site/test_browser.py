@@ -1194,7 +1194,8 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
     skipped = page.locator("#predict-the-ablation form")
     skipped.get_by_role("button", name="Show me anyway").click()
     assert skipped.get_by_role("status").inner_text() == (
-        "You looked without predicting; the run gives 5%.")
+        "You looked without predicting; the run gives none. What ran stays folded until you "
+        "answer “no baseline” too.")
     text = page.locator("#predict-no-baseline form")
     text.get_by_label("Before you read on, write your prediction in one line:").fill(
         "=no: a failure changes nothing")       # a spreadsheet would run a leading `=`
@@ -1241,13 +1242,66 @@ def test_a_prediction_is_asked_first_kept_and_handed_in(tab, site_url):
     assert watch.problems == []
 
 
+def test_each_box_of_a_pair_opens_its_own_answer(tab, site_url):
+    """Two boxes answered by one run (M0: mean reward, interval width): answering the first
+    opens its own answer and says what stays folded and why; the run's output opens when both
+    are answered, and the first box's note goes."""
+    page, watch = tab
+    open_page(page, site_url + "lessons/m0-orientation/")
+    first, second = (page.locator(f"#predict-{name} form")
+                     for name in ("mean-reward", "interval-width"))
+    output = page.locator(".course-output", has_text="points wide")
+    answers = {name: page.locator("details").filter(
+        has=page.locator("summary", has_text=f"Answer: {name}")) for name in
+        ("mean reward", "interval width")}
+    assert not output.is_visible() and not any(a.is_visible() for a in answers.values())
+    first.get_by_label("Before you read on, write your prediction in one line:").fill(
+        "no: the mean of 0/1 rewards is the pass rate")
+    first.get_by_role("button", name="Save my prediction").click()
+    assert first.get_by_role("status").inner_text().endswith(
+        "What ran stays folded until you answer “interval width” too.")
+    assert answers["mean reward"].is_visible() and answers["mean reward"].get_attribute("open") \
+        is not None
+    assert not output.is_visible() and not answers["interval width"].is_visible()
+    second.get_by_label("Your prediction, the interval's width, in percentage points:").fill(
+        "24")
+    second.get_by_role("button", name="Check my prediction").click()
+    assert second.get_by_role("status").inner_text().startswith("You said 24; the run gives")
+    assert output.is_visible() and answers["interval width"].is_visible()
+    assert first.get_by_role("status").inner_text() == (
+        "Your prediction, kept: “no: the mean of 0/1 rewards is the pass rate”. Compare it "
+        "with what follows.")
+    assert watch.problems == []
+
+
+def test_a_lab_prediction_folds_its_cells_until_answered(tab, site_url):
+    """A lab's box (course_site/predictions.py, the labs) folds the code cells after it and
+    its answer cell; the key is what the lab's own cell printed; My predictions lists it."""
+    page, watch = tab
+    open_page(page, site_url + "labs/lab_tokens/")
+    form = page.locator("#predict-fresh-samples form")
+    printed = page.locator(".jp-OutputArea-output", has_text="against the snapshot")
+    answer = page.locator(".jp-MarkdownCell", has_text="Answer: fresh samples.")
+    assert form.is_visible() and not printed.is_visible() and not answer.is_visible()
+    assert page.locator("#predict-its-own-term form").is_visible()   # the next box is not
+    form.get_by_label("fewer").check()                                # folded with it
+    form.get_by_role("button", name="Check my prediction").click()
+    assert form.get_by_role("status").inner_text() == (
+        "You picked fewer; the run gives fewer. Right.")
+    assert printed.is_visible() and answer.is_visible()
+    open_page(page, site_url + "predictions/")
+    row = page.locator("tr", has=page.get_by_role("link", name="fresh samples", exact=True))
+    assert row.locator(".course-predict-status").inner_text() == "fewer (run: fewer, right)"
+    assert watch.problems == []
+
+
 def test_without_javascript_a_prediction_box_is_its_question(new_tabs, site_url):
     """The form is for browsers that run predictions.js: without JavaScript the box is only its
     question, and nothing it would fold is hidden."""
     page, watch = new_tabs(java_script_enabled=False).open()
     open_page(page, site_url + "lessons/m1-reinforce/")
     box = page.locator(".admonition", has=page.locator("#predict-the-learning-curve"))
-    assert box.inner_text().strip().endswith("Will the learner stop drawing reward 0?")
+    assert box.inner_text().strip().endswith("has the policy reached?")
     assert not box.locator("form").is_visible()
     assert page.locator("img[src$='learning_curve.png']").first.is_visible()
     assert page.locator(".course-predict-folded").count() == 0

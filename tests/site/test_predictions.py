@@ -30,7 +30,7 @@ import pytest
 from mkdocs.exceptions import PluginError
 from sitebuild import REPO, Build
 
-from course_site import predictions
+from course_site import fences, predictions
 
 DOCS = REPO / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.parts)
@@ -150,6 +150,33 @@ def test_each_prediction_box_finds_its_key(page: Path, the_build_record):
         pytest.fail(str(err))
     finally:
         predictions._boxes.pop(where, None)
+
+
+def questions_asked(lines: list[str], start: int) -> tuple[str, int]:
+    """The kind of the box opened at line `start` (number, choice or text) and how many
+    questions its prose asks (its question marks, outside its ```predict block and comments)."""
+    end = predictions._box_end(lines, start)
+    kind, inside, prose = "text", False, []
+    for line in lines[start + 1:end + 1]:
+        if line.strip().startswith("```"):
+            inside = not inside
+        elif inside:
+            kind = next((k for k in ("number", "choice") if line.strip().startswith(k + ":")),
+                        kind)
+        else:
+            prose.append(line)
+    return kind, re.sub(r"<!--.*?-->", "", "\n".join(prose), flags=re.S).count("?")
+
+
+@pytest.mark.parametrize("page", BOXED, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_a_number_or_choice_box_asks_one_question(page: Path):
+    """A box that records one answer asks one question: a second question goes in a box of
+    its own (a free-text box records a line that may answer several)."""
+    lines = page.read_text(encoding="utf-8").split("\n")
+    fenced = list(fences.fenced_blocks(lines))
+    asking = {name: questions_asked(lines, n) for n, name in predictions.prompts(lines, fenced)}
+    assert {name: asked for name, (kind, asked) in asking.items()
+            if kind != "text" and asked != 1} == {}
 
 
 @pytest.mark.parametrize("page", LESSONS, ids=lambda p: p.name)

@@ -1,8 +1,9 @@
 // Predict, then run. Each "Predict:" box of a lesson carries a form that the build made hidden
 // (src/course_site/predictions.py: the key it holds was read from a block's printed output).
 // This script shows the form, folds what answers the prediction (from the box, or from its
-// `<!-- answers: name -->` marker, down to and including its "Answer: name" box) until the
-// student answers or presses "Show me anyway", and keeps every answer in this browser
+// `<!-- answers: name -->` marker, down to and including its "Answer: name" box; in a lab,
+// the cells down to the one that starts "Answer: name.") until the student answers or
+// presses "Show me anyway", and keeps every answer in this browser
 // (localStorage, nothing is sent anywhere). The first answer is final, as in mkdocs-quiz.
 // The page "My predictions" lists the answers, exports them as JSON or CSV, and clears them.
 // Without JavaScript none of this runs: the box is its question, and nothing is folded.
@@ -47,21 +48,41 @@
     if (left === 0) element.classList.remove("course-predict-folded");
   };
 
+  // A lesson's answer is a folded box titled "Answer: name"; a lab's is the Markdown cell
+  // that starts with "**Answer: name.**" (course_site/predictions.py, the labs).
+  const answers = (node, name) => node.nodeName === "DETAILS"
+    ? node.querySelector(":scope > summary")?.textContent.trim() === "Answer: " + name
+    : node.nodeType === Node.ELEMENT_NODE && node.matches(".jp-MarkdownCell") &&
+      node.querySelector("strong")?.textContent.trim() === `Answer: ${name}.`;
+
   const foldedBy = (form) => {
-    const box = form.closest(".admonition");
+    const box = form.closest(".admonition") || form.closest(".jp-Cell");
     if (!box || !box.parentNode) return { region: [], answer: null };
     const nodes = Array.from(box.parentNode.childNodes);
     const name = form.dataset.name;
     const at = nodes.indexOf(box);
-    const answer = nodes.find((node, i) => i > at && node.nodeName === "DETAILS" &&
-      node.querySelector(":scope > summary")?.textContent.trim() === "Answer: " + name);
+    const answer = nodes.find((node, i) => i > at && answers(node, name));
     if (!answer) return { region: [], answer: null };
     const marker = nodes.findIndex((node, i) => i > at && node.nodeType === Node.COMMENT_NODE &&
       node.data.trim().replace(/^answers:\s*/, "") === name && /^\s*answers:/.test(node.data));
     const start = marker > at ? marker : at + 1;
+    // Another box's answer inside the region is that box's own part: it opens when that box
+    // is answered, whatever this one's state (two boxes may share one run's output).
+    const others = Array.from(document.querySelectorAll("form.course-predict"),
+      (other) => other.dataset.name).filter((other) => other !== name);
     const region = nodes.slice(start, nodes.indexOf(answer) + 1).filter((node) =>
-      node.nodeType === Node.ELEMENT_NODE && !node.querySelector("form.course-predict"));
+      node.nodeType === Node.ELEMENT_NODE && !node.querySelector("form.course-predict") &&
+      !others.some((other) => answers(node, other)));
     return { region, answer };
+  };
+
+  // The boxes still unanswered whose fold holds part of this box's region: what stays folded
+  // after this answer, until they are answered too.
+  const stillFolding = (form) => {
+    const mine = new Set(foldedBy(form).region);
+    return Array.from(document.querySelectorAll("form.course-predict")).filter((other) =>
+      other !== form && !other.dataset.settled &&
+      foldedBy(other).region.some((node) => mine.has(node)));
   };
 
   // -- what the box says once answered -------------------------------------------------------
@@ -83,6 +104,15 @@
     return `Your prediction, kept: “${entry.answer}”. Compare it with what follows.`;
   };
 
+  // A verdict, and (while a partner box is unanswered) what stays folded and why.
+  const sayWhatIsFolded = (form) => {
+    const partners = stillFolding(form).map((other) => `“${other.dataset.name}”`);
+    const text = form.dataset.verdict + (partners.length ? " What ran stays folded until " +
+      `you answer ${partners.join(" and ")} too.` : "");
+    const result = form.querySelector(".course-predict-result");
+    if (result.textContent !== text) result.textContent = text;
+  };
+
   const settle = (form, entry, fresh) => {
     form.querySelectorAll("input, button").forEach((control) => { control.disabled = true; });
     form.querySelector(".course-predict-actions").hidden = true;
@@ -94,7 +124,8 @@
       });
     }
     const result = form.querySelector(".course-predict-result");
-    result.textContent = verdict(form, entry);
+    form.dataset.settled = "yes";
+    form.dataset.verdict = verdict(form, entry);
     if (fresh) {                 // the controls are disabled now: the keyboard goes on from here
       result.tabIndex = -1;
       result.focus();
@@ -103,7 +134,8 @@
       : entry.within === false ? "course-predict-off" : "course-predict-done");
     const { region, answer } = foldedBy(form);
     region.forEach(unlock);
-    if (fresh && answer) answer.open = true;
+    document.querySelectorAll("form.course-predict[data-settled]").forEach(sayWhatIsFolded);
+    if (fresh && answer && answer.nodeName === "DETAILS") answer.open = true;
     // scroll-regions.js measures wide content again: what was folded had no size to measure
     document.dispatchEvent(new Event("course-content-shown"));
   };
