@@ -38,6 +38,7 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
+from course_site.figures import with_phone_width
 from course_site.try_it import box_html
 
 log = get_plugin_logger(__name__)
@@ -79,7 +80,8 @@ def figure_files(html: str) -> tuple[str, dict[str, bytes]]:
         if name in written:
             raise ValueError(f"two lab figures are numbered {match[2]}")
         written[name] = base64.b64decode(match[4])
-        return f'{match[1]}<a href="{name}">{match[3]} src="{name}"{match[5]}</a>'
+        img = with_phone_width(f'{match[3]} src="{name}"{match[5]}', written[name])
+        return f'{match[1]}<a href="{name}">{img}</a>'
 
     return _INLINE_FIGURE.sub(to_file, html), written
 

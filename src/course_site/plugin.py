@@ -79,7 +79,7 @@ class CourseSite(BasePlugin):
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig,
                         files: Files) -> str:
-        for part in (outputs, predictions, notebooks):
+        for part in (outputs, predictions, notebooks, figures):
             html = part.on_page_content(html, page, config, files)
         return html
 

@@ -675,17 +675,21 @@ FIGURE_SIZES = """async () => {
     async img => {
       await img.decode().catch(() => null);
       const bytes = new Uint8Array(await (await fetch(img.currentSrc)).arrayBuffer());
-      const link = img.closest('a');
+      const link = img.closest('a'), box = img.closest('figure > p, figure > a');
       return {src: img.getAttribute('src'), url: img.currentSrc, natural: img.naturalWidth,
               shown: img.getBoundingClientRect().width,
               column: img.closest('figure').parentElement.clientWidth,
               smallest: entries(bytes)['course:smallest-text-px'] ?? null,
-              link: link && link.href, filter: getComputedStyle(img).filter};
+              link: link && link.href, filter: getComputedStyle(img).filter,
+              scrolls: !!box && box.scrollWidth > box.clientWidth + 1
+                       && box.clientWidth <= img.closest('figure').parentElement.clientWidth
+                       && box.getAttribute('tabindex') === '0'};
     }));
 }"""
 """For each numbered figure of the page: its PNG's natural and displayed widths, the smallest
 text it draws (the entry `figure_png` writes into the PNG, in image pixels), the link around
-it and its CSS filter."""
+it, its CSS filter, and whether it sits in a box within the column that scrolls sideways and
+Tab reaches (a phone's: course.css)."""
 
 FIGURE_EXEMPT_RUNS = {path.name for path in FIXTURE_RUNS.iterdir()}
 """The test fixtures' run folders: their PNGs are stand-ins, not drawn by `figure_png`."""
@@ -720,12 +724,18 @@ def wait_for_diagrams(page, count: int) -> None:
     page.evaluate(SETTLE)
 
 
+SMALLEST_TEXT = {True: 12.0, False: 9.0}
+"""The smallest a plot's text may be shown, in px: at 1280 px (True), and on a phone."""
+
+
 def figure_problems(page, site: Path, path: str, width: int, scheme: str) -> tuple[int, list]:
     """The numbered figures of the open page (FIGURE_SIZES): each links to its own file and
     fits its column; in dark mode it is inverted (its paper is opaque white, see
     tests/test_plots.py, so it turns dark); at a desktop width its smallest text, as
     `figure_png` recorded it in the PNG and scaled as the browser shows the image, is at least
-    12 px. Returns how many figures drawn by `figure_png` were measured, and the problems."""
+    12 px; on a phone at least 9 px, the picture wider than the column in a box that scrolls
+    (course_site/figures.py). Returns how many figures drawn by `figure_png` were measured,
+    and the problems."""
     figures = page.evaluate(FIGURE_SIZES)
     report = []
     if len(figures) != figures_in(site, path):
@@ -735,9 +745,9 @@ def figure_problems(page, site: Path, path: str, width: int, scheme: str) -> tup
         where = f"figure {number} ({f['src']})"
         if f["link"] != f["url"]:
             report.append(f"{where} links to {f['link']}, not to its own file")
-        if f["shown"] > f["column"] + 0.5:
+        if f["shown"] > f["column"] + 0.5 and not (width < 1280 and f["scrolls"]):
             report.append(f"{where} is {f['shown']:.0f} px, wider than its "
-                          f"{f['column']} px column")
+                          f"{f['column']} px column, and not in a box that scrolls")
         if scheme == "dark" and "invert" not in f["filter"]:
             report.append(f"{where} is not inverted in dark mode: {f['filter']!r}")
         if path.startswith(tuple(f"runs/{name}/" for name in FIGURE_EXEMPT_RUNS)):
@@ -746,10 +756,11 @@ def figure_problems(page, site: Path, path: str, width: int, scheme: str) -> tup
         if f["smallest"] is None:
             report.append(f"{where} has no {'course:smallest-text-px'!r} entry: not drawn "
                           "by figure_png")
-        elif width >= 1280:
-            shown = float(f["smallest"]) * f["shown"] / f["natural"]
-            if shown < 12.0:
-                report.append(f"{where}: its smallest text is {shown:.1f} px "
+        else:
+            shown, least = float(f["smallest"]) * f["shown"] / f["natural"], SMALLEST_TEXT[
+                width >= 1280]
+            if shown < least:
+                report.append(f"{where}: its smallest text is {shown:.1f} px, under {least} "
                               f"({f['smallest']} px in the {f['natural']} px image shown "
                               f"{f['shown']:.0f} px wide)")
     return measured, report
@@ -898,6 +909,9 @@ def test_dark_mode_keeps_key_pages_accessible_and_inverts_the_lessons_figures(
     assert not report, "\n".join(report)
 
 
+PHONE_FIGURES = {"runs/run_011/", "labs/lab_tiny_lm/"}
+"""Besides the lessons, pages whose figures the phone pass measures: a run page (run_011's
+text was 4 to 7 px on a phone) and a lab; all three kinds get their phone width alike."""
 FIRST_BOXES = {("maps/macro-micro/", 1): "s0 = prompt", ("maps/family-tree/", 2): "REINFORCE"}
 """Wide diagrams and the box each opens at on a phone: the top of its flow."""
 WHOLE_ON_A_PHONE = {("maps/three-loops/", 1), ("", 1)}
@@ -909,14 +923,16 @@ middle with Loop A off-screen."""
 def test_on_a_phone_key_pages_figures_and_diagrams_read_whole(new_tabs, built_site: Build,
                                                               site_url, part: int):
     """At 390 px in the light scheme, each page opened once (half of them per test): the key
-    pages pass axe and the layout checks; each lesson figure, shrunk to the column, is a link
-    to its own file, so that a tap opens it full size; every diagram's labels are at least
-    10 px, and a diagram wider than the phone scrolls, Tab reaches it, and it opens at its
-    first box (FIRST_BOXES) with both ends in reach (`reach_problems`)."""
+    pages pass axe and the layout checks; each lesson figure (and PHONE_FIGURES') is a link to
+    its own file and shows its smallest text at 9 px or more, in a box that scrolls sideways
+    where that makes it wider than the column; every diagram's labels are at least 10 px, and
+    a diagram wider than the phone scrolls, Tab reaches it, and it opens at its first box
+    (FIRST_BOXES) with both ends in reach (`reach_problems`)."""
     site = built_site.site
     page, watch = for_a_pass(new_tabs(viewport={"width": 390, "height": 844})).open()
     pages = [path for path in site_pages(site) if path in KEY_PAGES or diagrams_in(site, path)
-             or (path.startswith("lessons/") and figures_in(site, path))]
+             or ((path.startswith("lessons/") or path in PHONE_FIGURES)
+                 and figures_in(site, path))]
     report, firsts = [], {}
     for path in pages[part::2]:
         drawn = diagrams_in(site, path)
@@ -928,7 +944,7 @@ def test_on_a_phone_key_pages_figures_and_diagrams_read_whole(new_tabs, built_si
         watch.problems.clear()
         if path in KEY_PAGES:
             problems += axe_problems(page) + layout_problems(page)
-        if path.startswith("lessons/") and figures_in(site, path):
+        if (path.startswith("lessons/") or path in PHONE_FIGURES) and figures_in(site, path):
             problems += figure_problems(page, site, path, 390, "light")[1]
         if drawn:
             count, found = diagram_problems(page, 390)
@@ -945,6 +961,80 @@ def test_on_a_phone_key_pages_figures_and_diagrams_read_whole(new_tabs, built_si
         if path in pages[part::2]:
             assert (path, number) not in firsts, (path, number, "is wider than the phone")
     assert not report, "\n".join(report)
+
+
+WIDE_ON_A_PHONE = """() => {
+  const wide = [];
+  const measure = (selector) => document.querySelectorAll(selector).forEach((el) => {
+    if (el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1) {
+      wide.push(`${selector}: ${el.scrollWidth - el.clientWidth} px more than its ` +
+                `${el.clientWidth} px: ${el.textContent.trim().slice(0, 40)}`);
+    }
+  });
+  ['.md-typeset pre:not(.course-log) > code', '.md-typeset div.arithmatex',
+   '.md-typeset .md-typeset__scrollwrap'].forEach(measure);
+  return wide;
+}"""
+"""What still scrolls sideways on the open page: code and its output (not a run's log),
+display maths, tables."""
+
+
+def test_on_a_phone_code_wraps_with_a_cue_and_the_three_loops_fit(new_tabs, site_url):
+    """At 390 px, M1's code blocks and outputs wrap instead of scrolling, each wrapped line's
+    continuation indented (a hanging indent: the cue that the line goes on), and what is
+    copied is the code as written; the three-loops map fits whole: its display equations are
+    broken into lines, and its tables are read row by row, each cell under its column's name."""
+    page, watch = new_tabs(viewport={"width": 390, "height": 844}).open()
+    open_page(page, site_url + "lessons/m1-reinforce/")
+    page.evaluate(UNFOLD)
+    page.evaluate(SETTLE)
+    assert page.evaluate(WIDE_ON_A_PHONE) == []
+    code = page.locator(".md-typeset pre > code").first
+    style = code.evaluate("c => [getComputedStyle(c).whiteSpace, getComputedStyle(c).textIndent]")
+    assert style[0] == "pre-wrap" and "hanging" in style[1] and "each-line" in style[1], style
+    lines = code.evaluate("c => [c.textContent.split('\\n').length, Math.round(c.scrollHeight "
+                          "/ parseFloat(getComputedStyle(c).lineHeight))]")
+    assert lines[1] > lines[0], lines                  # some of its lines do wrap
+    assert "\n" not in code.evaluate("c => c.textContent.split('\\n')[4]")  # copied as written
+
+    open_page(page, site_url + "maps/three-loops/")
+    page.evaluate(SETTLE)
+    assert page.evaluate(WIDE_ON_A_PHONE) == []
+    table = page.locator("table[data-stacked]").first
+    cell = table.locator("td").nth(1)
+    assert cell.get_attribute("data-label") == "Meaning"
+    assert cell.evaluate("c => getComputedStyle(c, '::before').content") == '"Meaning: "'
+    assert watch.problems == []
+
+
+def test_the_family_tree_says_what_it_draws(new_tabs, site_url):
+    """The family tree's diagrams: no edge label lies over a box (the clipped-ratio label once
+    sat on RLOO's), and a box that is neither green nor yellow is white, as the legend says."""
+    page, watch = for_a_pass(new_tabs()).open()
+    open_page(page, site_url + "maps/family-tree/")
+    wait_for_diagrams(page, 3)
+    found = page.evaluate("""() => [...document.querySelectorAll('div.mermaid')].map(host => {
+      const svg = host.shadowRoot.querySelector('svg');
+      const boxes = [...svg.querySelectorAll('g.node')].map(n => [n.textContent.trim(),
+        n.getBoundingClientRect(), getComputedStyle(n.querySelector('rect, polygon, path')).fill,
+        n.getAttribute('class')]);
+      const overlaps = [];
+      svg.querySelectorAll('g.edgeLabel').forEach(label => {
+        const r = label.getBoundingClientRect();
+        if (!label.textContent.trim() || !r.width) return;
+        boxes.forEach(([name, b]) => {
+          if (r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom)
+            overlaps.push(`${label.textContent.trim()} over ${name}`);
+        });
+      });
+      const colours = boxes.filter(([, , , cls]) => !/covered|concept/.test(cls))
+        .map(([name, , fill]) => [name, fill]);
+      return {overlaps, colours};
+    })""")
+    assert [d["overlaps"] for d in found] == [[], [], []]
+    others = [pair for d in found for pair in d["colours"]]
+    assert len(others) >= 8 and all(fill == "rgb(255, 255, 255)" for _, fill in others), others
+    assert watch.problems == []
 
 
 def test_checklists_can_be_ticked_and_are_remembered(tab, site_url):
@@ -1025,6 +1115,11 @@ def pyodide_requests(page) -> int:
                          ".filter(e => e.name.includes('/vendor/pyodide/')).length")
 
 
+def fits(element) -> bool:
+    """Whether an element shows all it holds: nothing runs past its right edge."""
+    return element.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+
+
 def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, built_site: Build):
     """M4 has both kinds of scorer box. Python loads only on the first press, from the site
     itself; the verdict is `course score`'s explanation of `score()`; every near miss and every
@@ -1050,6 +1145,7 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     verdict = score({"expected_answer": 323}, "Final: 0323")
     assert box.locator(".try-it-verdict").inner_text() == "\n".join(explain(verdict,
                                                                             "Final: 0323"))
+    assert fits(box.locator(".try-it-verdict"))
 
     press(page, box, "near-misses")
     completions = {case: completion for case, completion, *_ in SPEC_DECISIONS
@@ -1097,6 +1193,7 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
             verdict = score({"expected_answer": int(expected)}, completion)
             assert (box.locator(".try-it-verdict").inner_text()
                     == "\n".join(explain(verdict, completion))), path
+            assert fits(box.locator(".try-it-verdict")), path        # it wraps, never cut
             pressed += 1
         for box in page.locator(".try-it[data-kind=golden]").all():
             status = press(page, box, "golden")

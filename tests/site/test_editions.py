@@ -211,20 +211,35 @@ def _mini_editions(tmp_path: Path) -> dict[str, Build]:
     real mkdocs.yml, hooks and overrides."""
     guide_nav, guide = _guide_nav()
     home = ("# Home\n\nFor everyone.\n\n!!! teacher \"For the teacher\"\n"
-            "    Only the teacher edition shows this sentence, in its own colours.\n")
+            "    Only the teacher edition shows this sentence, in its own colours.\n\n"
+            + "".join(f"A paragraph for everyone, number {n}, long enough to scroll.\n\n"
+                      for n in range(60)))
     docs = {"index.md": home} | {f"teacher/{name}.md": f"# {name}\n\nIn the teacher's guide "
                                  f"only, and nowhere else: {name}.\n" for name in guide}
     builds = {}
     for edition in editions.EDITIONS:
         root = mini_repo(tmp_path / edition, docs, nav="nav:\n  - Home: index.md\n"
                          "  - Runs: runs/index.md\n" + guide_nav)
+        (root / "docs" / "assets").mkdir()                 # the site's styles: the mark
+        (root / "docs" / "assets" / "stylesheets").symlink_to(REPO / "docs" / "assets" /
+                                                              "stylesheets")
         builds[edition] = build_site(root / "site", extra_runs=None,
                                      config=root / "mkdocs.yml", edition=edition)
         assert builds[edition].returncode == 0, builds[edition].log
     return builds
 
 
-def test_the_teacher_edition_has_everything_and_marks_every_page(tmp_path):
+HEADER_MARK = """() => {
+  const title = document.querySelector('.md-header__title');
+  const header = document.querySelector('.md-header').getBoundingClientRect();
+  return {mark: getComputedStyle(title, '::after').content, scrolled: window.scrollY,
+          headerShown: header.top >= 0 && header.bottom <= innerHeight,
+          banner: document.querySelector('.md-banner')?.getBoundingClientRect().bottom ?? null};
+}"""
+"""The label the header shows after the site's name, and whether the header is in view."""
+
+
+def test_the_teacher_edition_has_everything_and_marks_every_page(tmp_path, browser):
     builds = _mini_editions(tmp_path)
     teacher, student = (builds[name].site for name in ("teacher", "student"))
     guide = _guide_nav()[1]
@@ -239,6 +254,18 @@ def test_the_teacher_edition_has_everything_and_marks_every_page(tmp_path):
     assert 'class="admonition teacher"' in home and "Only the teacher edition" in home
     assert leaks(student, teacher_only_texts(tmp_path / "teacher")) == []
     assert "Teacher's guide" not in (student / "index.html").read_text()
+    # scrolled down, the announcement bar is gone but the header still says "Teacher edition"
+    page = browser.new_page(viewport={"width": 1280, "height": 700})
+    try:
+        for site, mark in ((teacher, '"Teacher edition"'), (student, "none")):
+            page.goto((site / "index.html").as_uri(), wait_until="load")
+            page.mouse.wheel(0, 3000)
+            page.wait_for_function("window.scrollY > 1000")
+            shown = page.evaluate(HEADER_MARK)
+            assert shown["mark"] == mark and shown["headerShown"], shown
+            assert shown["banner"] is None or shown["banner"] <= 0, shown   # scrolled away
+    finally:
+        page.close()
 
 
 @pytest.mark.parametrize(("marker", "problem"), [

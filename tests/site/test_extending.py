@@ -62,11 +62,12 @@ def test_the_lesson_example_passes_the_page_check_and_prints_what_it_quotes(tmp_
     block = next(fence for fence in fences.fenced_blocks(lines) if fence.is_python())
     ran = subprocess.run([sys.executable, "-c", block.code(lines)], cwd=tmp_path, text=True,
                          capture_output=True, env={**os.environ, "MPLBACKEND": "Agg"}, check=True)
-    assert ran.stdout == "14 of 60 answers are negative\n" and "14 of 60:" in lesson
+    assert ran.stdout == ("14 of 60 answers are negative\nnegative answers: ten or more\n"
+                          ) and "14 of 60:" in lesson
     predictions.with_placeholders(lesson, "docs/m7.md", lesson)     # its box, as the build reads it
     predictions.resolve("docs/m7.md", [{"stdout": ran.stdout}])
     [box] = predictions._boxes.pop("docs/m7.md")
-    assert (box.spec and box.spec.kind, box.key) == ("number", "14")
+    assert (box.spec and box.spec.kind, box.key) == ("choice", "ten or more")
 
 
 def test_the_try_it_example_passes_and_the_table_is_try_its_fields(tmp_path: Path):

@@ -41,7 +41,8 @@ _OUTPUT = re.compile(r'<div class="jp-RenderedText jp-OutputArea-output"[^>]*>\s
                      re.DOTALL)
 _FIGURE = re.compile(
     r'<figure id="__figure-caption_(\d+)"><a href="([^"]*)"><img alt="([^"]*)" src="([^"]*)"'
-    r'\s*/?></a><figcaption><p><span class="caption-prefix">Figure \1\.</span> (.*?)</p>'
+    r' style="--course-phone-width: \d+px"\s*/?></a><figcaption><p><span class="caption-prefix">'
+    r'Figure \1\.</span> (.*?)</p>'
     r"</figcaption></figure>", re.DOTALL)
 
 

@@ -1,4 +1,5 @@
-// Wide content scrolls sideways instead of being squeezed: code blocks, tables, display maths,
+// Wide content scrolls sideways instead of being squeezed (on a phone, code wraps instead:
+// course.css; and a table of prose is read row by row: `stack`): code blocks, tables, display maths,
 // Mermaid diagrams, notebook cells and their outputs, run-page blocks, rows of tab labels. A
 // region that actually overflows (which depends on the screen), sideways or (a long log in a
 // box of limited height) downwards, is made reachable by the keyboard (tabindex 0: Tab stops
@@ -18,9 +19,30 @@
     ".md-typeset .jp-OutputArea-output > pre",
     ".md-typeset .course-run-block",
     ".md-typeset .tabbed-labels",
+    '.md-typeset figure[id^="__figure-caption_"] > :is(p, a):has(> img, > a > img)',
   ].join(", ");
 
+  // On a phone, a table of prose that does not fit its column is read row by row instead
+  // (course.css, `data-stacked`): each cell labelled with its column's name. A run page's
+  // tables of numbers and a Try-it box's results keep their columns, and scroll.
+  const PHONE = window.matchMedia("(max-width: 44.9375em)");
+  const stack = (region) => {
+    const table = region.querySelector(":scope > .md-typeset__table > table, :scope > table");
+    if (!table || table.closest(".course-run-block, .try-it") || !table.tHead) return false;
+    const names = Array.from(table.tHead.rows[0]?.cells || [], (th) => th.textContent.trim());
+    Array.from(table.tBodies).forEach((body) => Array.from(body.rows).forEach((row) =>
+      Array.from(row.cells).forEach((cell, i) => {
+        if (names[i]) cell.dataset.label = names[i];
+      })));
+    table.dataset.stacked = "";
+    return true;
+  };
+
   const update = (region) => {
+    if (PHONE.matches && region.matches(".md-typeset__scrollwrap") &&
+        region.scrollWidth > region.clientWidth + 1 && stack(region)) {
+      region.classList.remove("course-scrolls-right", "course-scrolls-left");
+    }
     const overflows = region.scrollWidth > region.clientWidth + 1;
     const scrolls = overflows || region.scrollHeight > region.clientHeight + 1;  // a tall log
     const mine = region.dataset.courseScroll === "1";    // tabindex added here, not by the page
