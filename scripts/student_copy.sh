@@ -22,6 +22,11 @@ if [ -e "$dest" ] && { [ ! -d "$dest" ] || [ -n "$(ls -A "$dest")" ]; }; then
 fi
 python="$repo/.venv/bin/python"
 [ -x "$python" ] || python=python3
+if ! "$python" -c "import course_site" 2>/dev/null; then
+  echo "student_copy: the course is not set up in $repo (no .venv with course_site):" \
+       "run 'bash scripts/setup.sh' there first, then this again" >&2
+  exit 2
+fi
 
 mkdir -p "$dest"
 git -C "$repo" archive --format=tar HEAD | tar -x -C "$dest"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import html
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -288,6 +289,22 @@ def test_a_malformed_marker_fails_the_strict_build(tmp_path):
         tmp_path, {"index.md": "# Home\n\n!!! Teacher \"T\"\n    Secret.\n"}) / "mkdocs.yml")
     assert build.returncode != 0
     assert "index.md:3: write `!!! teacher \"Title\"`" in build.log, build.log
+
+
+def test_the_students_copy_says_what_to_run_first_in_a_clone_not_set_up(tmp_path):
+    """In a fresh clone, before the set-up, the script says in one line which command to run
+    first (it used to stop on `No module named 'course_site'`), and writes nothing."""
+    clone = tmp_path / "clone"
+    (clone / "scripts").mkdir(parents=True)
+    (clone / "scripts" / "student_copy.sh").write_bytes(
+        (REPO / "scripts" / "student_copy.sh").read_bytes())
+    ran = subprocess.run(["bash", str(clone / "scripts" / "student_copy.sh"),
+                          str(tmp_path / "student")], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 2 and ran.stdout == "" and not (tmp_path / "student").exists()
+    assert ran.stderr == (f"student_copy: the course is not set up in {clone} (no .venv with "
+                          "course_site): run 'bash scripts/setup.sh' there first, then this "
+                          "again\n")
 
 
 def test_the_students_copy_has_nothing_for_teachers_only(tmp_path):
