@@ -176,3 +176,17 @@ def test_numpys_blas_is_told_to_use_one_thread():
     library = next((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
     getter = ctypes.CDLL(str(library)).scipy_openblas_get_num_threads64_
     assert getter() == 1
+
+
+def test_the_run_is_the_same_bytes_whatever_the_number_of_processes():
+    """`build_run` trains side by side, one process per core: which process trains what, and
+    in which order they end, changes no byte (a small run: 1 arm x 2 seeds x 2 steps, and
+    Dr. GRPO)."""
+    small = replace(SMALL_MEASURE, learn=replace(lt.CONFIG.learn, steps=2),
+                    arms=("strict_rloo",), seeds=(0, 1), checkpoints=(0, 2))
+    alone, side_by_side = (lt.build_run(small, "note", record_git=False, jobs=jobs)
+                           for jobs in (1, 2))
+    assert alone == side_by_side and len(alone) == 2 + 1 + 5
+    rows = [json.loads(line) for line in alone["checkpoints.jsonl"].decode().splitlines()]
+    assert [(r["arm"], r["seed"], r["step"]) for r in rows[::2]] == [
+        (arm, seed, step) for arm in small.arms for seed in small.seeds for step in (0, 2)]

@@ -344,17 +344,22 @@ def resolve(where: str, results: list[dict[str, Any]]) -> None:
                     box.key = find_key(box.spec, results[index]["stdout"])
                 except BoxError as err:
                     box.problems.append(str(err))
-            earlier = [box.above] + [results[index]["stdout"] for index in box.earlier]
-            if box.spec.given and not any(re.search(_loose(box.spec.given), text)
-                                          for text in earlier):
-                box.problems.append(
-                    f'the words it is given, "{box.spec.given}", are not on the page above the '
-                    "box nor in what a block above it printed: a number box must be derivable "
-                    "from what comes before it")
+            box.problems += not_given(box, [results[index]["stdout"]
+                                            for index in box.earlier], "on the page above")
         problems += [f"{where}:{box.line}: prediction {box.name!r}: {problem}"
                      for problem in box.problems]
     if problems:
         raise PluginError("\n".join(problems))
+
+
+def not_given(box: Box, printed: list[str], where: str) -> list[str]:
+    """The problem, if any, with a number box's `given:` words: they must be in the Markdown
+    above its ```predict block (`box.above`) or in what a block above it `printed`."""
+    given = box.spec.given if box.spec is not None else ""
+    if not given or any(re.search(_loose(given), text) for text in [box.above, *printed]):
+        return []
+    return [f'the words it is given, "{given}", are not {where} the box nor in what a block '
+            "above it printed: a number box must be derivable from what comes before it"]
 
 
 def slug(name: str) -> str:
@@ -556,12 +561,8 @@ def lab_forms(content: str, where: str, source: str, mine: str, lesson: str) -> 
                     box.key = find_key(box.spec, outputs[box.spec.block - 1])
                 except BoxError as err:
                     box.problems.append(str(err))
-            earlier = [box.above] + ["".join(out) for out in printed[:index]]
-            if box.spec.given and not any(re.search(_loose(box.spec.given), text)
-                                          for text in earlier):
-                box.problems.append(f'the words it is given, "{box.spec.given}", are not in '
-                                    "the lab above the box: a number box must be derivable "
-                                    "from what comes before it")
+            box.problems += not_given(box, ["".join(out) for out in printed[:index]],
+                                      "in the lab above")
         # the form takes the place of the ```predict block, or follows the question
         spec = _HTML_SPEC.search(cell) if box.spec is not None else None
         start, end = ((spec.start(), spec.end()) if spec else
