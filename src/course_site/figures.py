@@ -90,6 +90,8 @@ _FIGURE_IMG = re.compile(r'(<figure id="__figure-caption_\d+">\s*(?:<p>)?<a [^>]
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     """Each numbered figure's picture, found among the site's files, gets its phone width."""
+    if "__figure-caption_" not in html:        # most pages have no figure
+        return html
     by_url = {file.url: file for file in files if file.url.endswith(".png")}
 
     def annotate(match: re.Match[str]) -> str:
