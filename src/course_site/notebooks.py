@@ -86,9 +86,14 @@ def figure_files(html: str) -> tuple[str, dict[str, bytes]]:
     return _INLINE_FIGURE.sub(to_file, html), written
 
 
+def is_lab(src_uri: str) -> bool:
+    """Whether a page is a lab notebook (docs/labs/lab_*.py)."""
+    return src_uri.startswith("labs/") and src_uri.endswith(".py")
+
+
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     uri = page.file.src_uri
-    if not (uri.startswith("labs/") and uri.endswith(".py")):      # not a lab page
+    if not is_lab(uri):
         return html
     html = strip_network_scripts(html)
     for leftover in _NETWORK.finditer(html):

@@ -81,6 +81,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 from course_site.fences import Fence, fenced_blocks
+from course_site.notebooks import is_lab
 from course_site.outputs import runnable_blocks
 
 PROMPT = re.compile(r'^!!! question "Predict: (?P<name>[^"]+)"\s*$')
@@ -498,11 +499,6 @@ _HTML_OUTPUT = re.compile(
     r"<pre>(?P<text>.*?)</pre>", re.DOTALL)
 
 
-def is_lab(src_uri: str) -> bool:
-    """Whether a page is a lab notebook (docs/labs/lab_*.py)."""
-    return src_uri.startswith("labs/") and src_uri.endswith(".py")
-
-
 def lab_prompts(lines: list[str]) -> list[tuple[int, str]]:
     """(line index, name) of each prediction box of a lab's source."""
     return [(number, match["name"]) for number, line in enumerate(lines)
@@ -575,9 +571,7 @@ def lab_forms(content: str, where: str, source: str, mine: str, lesson: str) -> 
                  f"paragraph that starts **Predict: {box.name}.**" for box in boxes.values()]
     if problems:
         raise PluginError("\n".join(problems))
-    _record[where] = [{"name": box.name, "line": box.line, "key": box.key, "block": -1,
-                      "kind": box.spec.kind if box.spec else "text",
-                      "options": list(box.spec.options) if box.spec else []} for box in made]
+    _record[where] = [recorded(box) for box in made]
     return content[:starts[0]] + "".join(cells)
 
 
@@ -591,25 +585,27 @@ def after_blocks_ran(page: Page, results: list[dict[str, Any]]) -> None:
     """Called once the page's blocks have run (course_site/outputs.py), with their results."""
     where = f"docs/{page.file.src_uri}"
     resolve(where, results)
-    _record[where] = [{"name": box.name, "line": box.line, "key": box.key, "block": box.block,
-                       "kind": box.spec.kind if box.spec else "text",
-                       "options": list(box.spec.options) if box.spec else []}
-                      for box in _boxes.get(where, [])]
+    _record[where] = [recorded(box) for box in _boxes.get(where, [])]
+
+
+def recorded(box: Box) -> dict[str, Any]:
+    """What $COURSE_SITE_PREDICTION_RECORD keeps of a box the build made (a lab's block: -1)."""
+    return {"name": box.name, "line": box.line, "key": box.key, "block": box.block,
+            "kind": box.spec.kind if box.spec else "text",
+            "options": list(box.spec.options) if box.spec else []}
 
 
 def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     where = f"docs/{page.file.src_uri}"
     if SUMMARY_MARKER in content:
         content = content.replace(SUMMARY_MARKER, summary_html(files, page))
+    mine = files.get_file_from_path("predictions.md")
+    link = mine.url_relative_to(page.file) if mine else "#"
     if is_lab(page.file.src_uri):
-        mine = files.get_file_from_path("predictions.md")
-        link = mine.url_relative_to(page.file) if mine else "#"
         return lab_forms(content, where, page.file.content_string, link, page.title or "")
     boxes = _boxes.pop(where, [])
     if not boxes:
         return content
-    mine = files.get_file_from_path("predictions.md")
-    link = mine.url_relative_to(page.file) if mine else "#"
 
     def place(match: re.Match[str]) -> str:
         return form_html(boxes[int(match[1])], link, page.title or "")
