@@ -486,6 +486,11 @@ BLOCKING = ("serious", "critical")
 """axe-core impacts that fail the test; "moderate" and "minor" are reported by axe only."""
 
 RUN_AXE = """async (scope) => {
+  // the settled page is judged: a transition still under way (Material fades the tabs back in
+  // after a link is followed from a scrolled page) is run to its end, and a frame is drawn
+  for (const animation of document.getAnimations())
+    if (animation.effect.getComputedTiming().endTime !== Infinity) animation.finish();
+  await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   const result = await axe.run(scope, {resultTypes: ['violations']});
   return {version: axe.version, passes: result.passes.length, whole: scope === 'html',
     violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
