@@ -234,3 +234,18 @@ def test_at_the_matched_step_size_grpos_first_update_is_as_long_as_rloos():
     grpo = first_step_length(replace(CONFIG, advantage="grpo", lr=lr))
     assert lr > CONFIG.lr                        # at the same lr, GRPO's steps are shorter
     assert abs(grpo / rloo - 1) < 0.05 / lr      # equal but for lr's rounding to 0.1
+
+
+def test_the_equal_samples_arm_draws_as_many_samples_as_dynamic_sampling():
+    """`rloo_equal_samples` (run_020) is plain RLOO run for as many steps as draw what
+    `rloo_dynamic` drew in 150: within 1% of its median per prompt, and measured at its end."""
+    from course.paths import RUNS_DIR
+    from course.reports.learn_family import CONFIG, EQUAL_SAMPLES_STEPS, arms, checkpoints_of
+    from course.runs import read_json
+
+    drawn = read_json(RUNS_DIR / "run_020", "summary.json")["drawn_per_prompt"]["strict"]
+    assert drawn["rloo_equal_samples"]["median"] == EQUAL_SAMPLES_STEPS * CONFIG.batch_size
+    assert abs(drawn["rloo_equal_samples"]["median"] / drawn["rloo_dynamic"]["median"] - 1) < 0.01
+    long = arms(CONFIG)["strict"]["rloo_equal_samples"]
+    assert (long.redraws, long.steps) == (0, EQUAL_SAMPLES_STEPS)
+    assert checkpoints_of(long) == (0, EQUAL_SAMPLES_STEPS)

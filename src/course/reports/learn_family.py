@@ -17,12 +17,13 @@ The run keeps every training's checkpoints (`RAW`); its other files are made fro
 file made again from the saved checkpoints, and seed 0 of every arm trained again), while
 `course runs regenerate run_020` trains all of them again.
 
-Two more arms, on the strict reward only, ask what the rules' differences are made of:
+Three more arms, on the strict reward only, ask what the rules' differences are made of:
 `grpo_matched` is GRPO at the step size that makes its first update as long as RLOO's
 (`matched_lr`: GRPO divides by the group's spread and each completion's length, so at the same
-lr its steps differ in length from RLOO's), and `rloo_dynamic` is RLOO with dynamic sampling
+lr its steps differ in length from RLOO's); `rloo_dynamic` is RLOO with dynamic sampling
 (`LearnConfig.redraws`: a group whose rewards are all equal is drawn again), with the samples
-it drew counted.
+it drew counted; and `rloo_equal_samples` is plain RLOO trained for as many more steps as
+draw the samples dynamic sampling drew, so that the two are compared per sample drawn.
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ REWARDS = ("strict", "answer_anywhere")
 """What pays: the spec itself, then a proxy that can be hacked."""
 REDRAWS = 3
 """The dynamic-sampling arm draws an all-equal group again up to 3 times a step."""
+EQUAL_SAMPLES_STEPS = 508
+"""Steps of the equal-samples arm: 508 x 8 = 4,064 completions per prompt, the median that
+`rloo_dynamic` draws in 150 steps (4,063, ten seeds from 4,050 to 4,097; a test holds it)."""
 MATCH_BATCHES = 20
 """Batches from the reference over which `matched_lr` averages the length of a first step."""
 CHECKPOINTS = (0, 50, 100, 150)
@@ -84,8 +88,10 @@ ARMS = {
     "grpo_matched": "GRPO at the step size whose first update is as long as RLOO's",
     "rloo_dynamic": f"RLOO with dynamic sampling: an all-equal group is drawn again, up to "
                     f"{REDRAWS} times a step",
+    "rloo_equal_samples": f"RLOO for {EQUAL_SAMPLES_STEPS} steps: as many samples drawn as "
+                          "rloo_dynamic draws in 150, measured at its start and end only",
 }
-"""The two arms on the strict reward beyond the three rules, each in one line."""
+"""The three arms on the strict reward beyond the three rules, each in one line."""
 METRICS = {
     "pass_at_1": "strict pass@1",
     "pass_at_k": f"strict pass@{K}",
@@ -148,13 +154,21 @@ def matched_lr(config: LearnConfig) -> float:
 
 def arms(config: LearnConfig) -> dict[str, dict[str, LearnConfig]]:
     """Per reward, each arm's name and its training config: the three rules on both rewards,
-    then on the strict reward GRPO at the matched step size and RLOO with dynamic sampling."""
+    then on the strict reward GRPO at the matched step size, RLOO with dynamic sampling, and
+    RLOO at as many samples."""
     table = {reward: {rule: replace(config, reward=reward, advantage=rule) for rule in RULES}
              for reward in REWARDS}
     strict = table["strict"]
     strict["grpo_matched"] = replace(strict["grpo"], lr=matched_lr(config))
     strict["rloo_dynamic"] = replace(strict["rloo"], redraws=REDRAWS)
+    strict["rloo_equal_samples"] = replace(strict["rloo"], steps=EQUAL_SAMPLES_STEPS)
     return table
+
+
+def checkpoints_of(config: LearnConfig) -> tuple[int, ...]:
+    """Where a training is measured: at `CHECKPOINTS`, or, for a training of another length
+    (the equal-samples arm), at its start and end."""
+    return CHECKPOINTS if config.steps == CHECKPOINTS[-1] else (0, config.steps)
 
 
 def trajectory(config: LearnConfig) -> tuple[list[dict[str, float]], float]:
@@ -168,7 +182,7 @@ def trajectory(config: LearnConfig) -> tuple[list[dict[str, float]], float]:
     drawn = 0
     for step in range(1, config.steps + 1):
         drawn += reinforce_step(learner, problems, config, train_rng).drawn
-        if step in CHECKPOINTS:
+        if step in checkpoints_of(config):
             points.append(measure_policy(learner, problems, config.reward, config.batch_size,
                                          eval_rng))
     return points, drawn / len(problems)
@@ -211,7 +225,7 @@ def summarise(config: LearnConfig, trained: list[dict[str, Any]]) -> dict[str, A
             curves.setdefault(reward, {})[arm] = [
                 {"step": step, **{m: spread([points[i][m] for points, _ in seeds])
                                   for m in METRICS}}
-                for i, step in enumerate(CHECKPOINTS)]
+                for i, step in enumerate(checkpoints_of(arm_config))]
             drawn.setdefault(reward, {})[arm] = spread([d for _, d in seeds])
             settings[arm] = {"advantage": arm_config.advantage, "lr": arm_config.lr,
                              "redraws": arm_config.redraws}
@@ -224,7 +238,8 @@ def summarise(config: LearnConfig, trained: list[dict[str, Any]]) -> dict[str, A
 @styled
 def figure(s: dict[str, Any]) -> bytes:
     """Per reward (rows): strict pass@1, entropy and the all-equal share against the step,
-    one line per rule (median over seeds) in a band from the smallest to the largest seed."""
+    one line per rule (median over seeds) in a band from the smallest to the largest seed; the
+    equal-samples arm, measured at its start and end only, is in the README's table."""
     shown = ("pass_at_1", "entropy", "all_equal")
     fig = new_figure(6.6)
     axes = fig.subplots(len(REWARDS), len(shown), sharex=True)
@@ -232,6 +247,8 @@ def figure(s: dict[str, Any]) -> bytes:
         for ax, metric in zip(row, shown, strict=True):
             for rule, points in s["runs"][reward].items():
                 steps = [p["step"] for p in points]
+                if steps != s["checkpoints"]:
+                    continue
                 line, = ax.plot(steps, [p[metric]["median"] for p in points], marker="o",
                                 label=rule)
                 ax.fill_between(steps, [p[metric]["min"] for p in points],
@@ -273,7 +290,9 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         f"{config.lr} (the mean over {MATCH_BATCHES} batches). Completions drawn per prompt "
         f"over the {config.steps} steps, median over seeds (range): "
         + "; ".join(f"`{arm}` {cell(d, 0)}" for arm, d in s["drawn_per_prompt"]["strict"].items()
-                    if arm in ("rloo", "rloo_dynamic")) + ".",
+                    if arm in ("rloo", "rloo_dynamic")) + f"; `rloo_equal_samples` draws as "
+        f"many as `rloo_dynamic` in {EQUAL_SAMPLES_STEPS} plain steps: "
+        f"{cell(s['drawn_per_prompt']['strict']['rloo_equal_samples'], 0)}.",
         "",
     ]
     for reward in s["rewards"]:
