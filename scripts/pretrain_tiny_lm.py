@@ -1,6 +1,7 @@
 """Regenerate the tiny transformer's pre-trained base, data/tiny_lm/ (`course.tiny_pretrain`).
 
     python scripts/pretrain_tiny_lm.py              # rewrite data/tiny_lm/ (a minute or so)
+    python scripts/pretrain_tiny_lm.py --seed 2     # rewrite data/tiny_lm/bases/seed_2/
     python scripts/pretrain_tiny_lm.py --out DIR    # write base.npz and provenance.json in DIR
     python scripts/pretrain_tiny_lm.py --check      # train again, write nothing; exit 1 if the
                                                     # committed files differ from the result
@@ -14,6 +15,7 @@ sum is added in the same order and the same machine writes the same bytes every 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -29,13 +31,18 @@ def main() -> int:
     from course import tiny_pretrain as tp
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=tp.BASE_DIR,
-                        help="folder to write (default: data/tiny_lm)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="pre-training seed (default 0, the lessons' base; 1 and 2 are "
+                             "run_021's other bases)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder to write (default: data/tiny_lm, or "
+                             "data/tiny_lm/bases/seed_S for --seed S)")
     parser.add_argument("--check", action="store_true",
                         help="compare with the files in --out instead of writing them")
     args = parser.parse_args()
+    args.out = args.out or tp.base_dir(args.seed)
 
-    config = tp.PretrainConfig()
+    config = dataclasses.replace(tp.PretrainConfig(), seed=args.seed)
     start = time.perf_counter()
     params, curve = tp.pretrain(config, np.random.default_rng(config.seed))
     seconds = time.perf_counter() - start

@@ -29,8 +29,9 @@ from course import tiny_tasks as tasks
 from course.selection import pass_at_k
 
 MODEL = lm.ModelConfig(n_layer=1, n_embd=8, n_head=2, block_size=16)
-FAST = tl.TinyLearnConfig(prompts=3, group=4, max_new=6, lr=1e-2)
-"""Small steps of a few short completions, with a step size that moves the tiny model."""
+FAST = tl.TinyLearnConfig(prompts=3, group=4, max_new=6, lr=1e-2, warmup=0)
+"""Small steps of a few short completions, with a step size that moves the tiny model from the
+first update (no warm-up)."""
 
 
 def params_of(seed: int, spread: float = 0.0) -> lm.Params:
@@ -70,9 +71,9 @@ def test_one_step_moves_a_completion_with_its_advantage(sign):
     params = params_of(0)
     samples = lm.sample(params, MODEL, ["12+34="], np.random.default_rng(1), max_new=6)
     weights = tl.token_weights(np.array([sign]), samples.mask, "rloo")
-    config = tl.TinyLearnConfig(lr=1e-3)
+    config = tl.TinyLearnConfig(lr=1e-3, warmup=0)
     after, state, _ = tl.ascend(params, lm.adam_init(params), MODEL, samples.tokens, weights,
-                                config)
+                                config, 1)
     before_lp, after_lp = (lm.sequence_log_probs(p, MODEL, samples.tokens, samples.mask)[0]
                            for p in (params, after))
     assert state.step == 1 and sign * (after_lp - before_lp) > 1e-4
@@ -87,6 +88,33 @@ def test_token_weights_put_the_advantage_on_the_completion_only():
     assert np.array_equal(rloo, np.where(mask, advantage[:, None], 0.0))
     grpo = tl.token_weights(advantage, mask, "grpo")
     assert np.allclose(grpo.sum(axis=1), advantage)             # A / |y| on |y| tokens
+
+
+def test_the_step_size_rises_linearly_over_the_warm_up_then_stays():
+    config = tl.TinyLearnConfig(lr=3e-4, warmup=20)
+    sizes = [tl.lr_at(update, config) for update in range(1, 31)]
+    assert np.allclose(sizes[:20], 3e-4 * np.arange(1, 21) / 20) and set(sizes[19:]) == {3e-4}
+    assert tl.lr_at(1, replace(config, warmup=0)) == 3e-4
+    with pytest.raises(ValueError, match="warmup"):
+        tl.TinyLearnConfig(warmup=-1)
+
+
+def test_the_warm_up_keeps_the_first_update_near_the_base():
+    """Adam's first update moves nearly every weight by the whole step size, whatever the
+    gradient's scale: without a warm-up it moves the policy as far as ten warmed-up steps
+    do. Here, the weights' largest change after one update (advantages from the KL term
+    alone), with and without."""
+    pool, base, policy = tasks.train_problems(), params_of(0), params_of(1, spread=0.3)
+    moved = {}
+    for warmup in (0, 20):
+        config = replace(FAST, lr=1e-3, beta=0.5, warmup=warmup)
+        batch = tl.collect(policy, base, MODEL, pool, config, np.random.default_rng(7))
+        weights = tl.token_weights(batch.advantage, batch.mask, "rloo")
+        after, _, _ = tl.ascend(policy, lm.adam_init(policy), MODEL, batch.tokens, weights,
+                                config, 1)
+        moved[warmup] = max(float(np.abs(after[k] - policy[k]).max()) for k in policy)
+    assert moved[0] == pytest.approx(1e-3, rel=0.05)
+    assert moved[20] == pytest.approx(moved[0] / 20, rel=0.05)
 
 
 # -- the KL term ----------------------------------------------------------------------------------
@@ -126,10 +154,11 @@ def test_the_kl_term_pulls_the_policy_back_toward_its_reference():
                                 np.random.default_rng(100)).log_ratio.mean())
 
     before, state, rng = kl(policy), lm.adam_init(policy), np.random.default_rng(0)
-    for _ in range(5):
+    for update in range(1, 6):
         batch = tl.collect(policy, base, MODEL, pool, config, rng)
         weights = tl.token_weights(batch.advantage, batch.mask, "rloo")
-        policy, state, _ = tl.ascend(policy, state, MODEL, batch.tokens, weights, config)
+        policy, state, _ = tl.ascend(policy, state, MODEL, batch.tokens, weights, config,
+                                     update)
     assert kl(policy) < 0.75 * before
 
 
@@ -143,7 +172,7 @@ def test_equal_rewards_teach_nothing_unless_beta_is_positive(rule):
         assert not batch.verdicts.reward.any()       # junk: strict pays nothing
         weights = tl.token_weights(batch.advantage, batch.mask, rule)
         after, _, _ = tl.ascend(policy, lm.adam_init(policy), MODEL, batch.tokens, weights,
-                                config)
+                                config, 1)
         moved[beta] = not equal(after, policy)
     assert moved == {0.0: False, 0.5: True}
 

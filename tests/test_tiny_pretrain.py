@@ -44,7 +44,9 @@ from course.tiny_pretrain import (
     CHECK_RTOL,
     CHECK_STEPS,
     MAX_NEW,
+    OTHER_BASES,
     PretrainConfig,
+    base_dir,
     batch_at,
     check_base,
     corpus,
@@ -127,6 +129,15 @@ def test_the_committed_base_is_what_its_provenance_says() -> None:
     assert record["loss_curve"][0] == pytest.approx(math.log(config.model.vocab_size), abs=0.1)
     assert check_base() == []                      # sha256, shapes, the first CHECK_STEPS losses
     assert CHECK_STEPS == 10
+
+
+@pytest.mark.parametrize("seed", OTHER_BASES)
+def test_each_other_base_is_what_its_provenance_says_and_differs_from_the_first(seed) -> None:
+    params, config, record = load_base(base_dir(seed))
+    assert config == replace(load_base()[1], seed=seed) and record["seed"] == seed
+    assert record["command"] == f"python scripts/pretrain_tiny_lm.py --seed {seed}"
+    assert check_base(base_dir(seed)) == []
+    assert not np.array_equal(params["wte"], load_base()[0]["wte"])
 
 
 def test_check_base_reports_damaged_weights_and_a_changed_curve(tmp_path: Path) -> None:

@@ -26,17 +26,25 @@
 #    leash hold it?
 # 4. Does the **entropy** fall as the reward rises?
 #
+# and two that any claim about RL on a language model owes its reader:
+#
+# 5. Did RL do more than **a lower temperature** would have done?
+# 6. How far does the **first step** take the policy from its base?
+#
 # This lab asks them of a real language model, small enough for a laptop's CPU: a
 # character-level, decoder-only transformer written in numpy (`course.tiny_lm`, forward and
 # backward by hand), pre-trained on text from a scripted writer that makes the frozen
 # rollouts' mistakes, then trained by the course's Loop C with `score()` as the reward. The
 # prompts are two-digit sums (`47+38=`); the answer format is the course's, `Final: 85`.
 #
-# The runs behind the answers take about 35 minutes of one core, so this page does not
-# train: it reads the canonical run [run_021](../../runs/run_021/) (ten seeds for each of
-# five settings) and, for the table policy, runs 009, 011, 012 and 020. Every number below
-# is read from those files or computed here. Download this notebook (links above) to run it
-# next to the repository; the last section says how to train one arm yourself.
+# The runs behind the answers take about an hour of one core, so this page does not train:
+# it reads the canonical run [run_021](../../runs/run_021/) and, for the table policy, runs
+# 009, 011, 012 and 020. run_021 pre-trains the transformer from three seeds (three bases of
+# one recipe: other initial weights, another order of the same text) and trains each base in
+# five settings with six RL seeds: every claim below is a count over those 18 runs, with its
+# interval, then base by base. Every number is read from those files or computed here.
+# Download this notebook (links above) to run it next to the repository; the last section
+# says how to train one arm yourself.
 #
 # **Before each answer, write your prediction down.** The table policy's answer comes first;
 # the transformer's is the one to predict.
@@ -143,8 +151,8 @@ print("at temperature 1 the strict scorer pays",
 
 # %%
 def spread(entry):
-    """'median [min, max]' of a number over seeds, at the digits
-    of run_021's rows (which carry theirs), else 3."""
+    """'median [min, max]' of a number over seeds (or runs), at
+    the digits of run_021's rows (which carry theirs), else 3."""
     d = entry.get("digits", 3)
     return (f"{entry['median']:.{d}f} "
             f"[{entry['min']:.{d}f}, {entry['max']:.{d}f}]")
@@ -161,9 +169,20 @@ def rows_of(question, name):
     return rows, block["claims"]
 
 
+def by_base(row):
+    """A run_021 row base by base: 'smallest to largest' over
+    each base's seeds (runs are listed base by base)."""
+    per, values = len(run["seeds"]), row["per_seed"]
+    d = row.get("digits", 3)
+    return "; ".join(
+        f"base {b}: {min(part):.{d}f} to {max(part):.{d}f}"
+        for b, part in zip(run["bases"], (
+            values[i:i + per] for i in range(0, len(values), per))))
+
+
 def say(claims, indent=2):
-    """Each claim and its count over seeds, wrapped to the
-    page's 73 columns."""
+    """Each claim and its count over runs, then base by base,
+    wrapped to the page's 73 columns."""
     for c in claims:
         print(textwrap.fill(f"{c['claim']}: {c['count']}", 73,
                             initial_indent=" " * indent,
@@ -180,13 +199,14 @@ for name, key in (("trained prompts", "trained_prompts"),
           f" -> {spread(seeds['held_out_trained_on_' + key])}")
 
 rows, claims = rows_of("transfer", "strict_rloo")
-print(f"transformer (run_021), strict pass@1, "
-      f"{len(run['seeds'])} seeds, step 0 -> {run['steps']}")
+runs_021 = len(run["bases"]) * len(run["seeds"])
+print(f"transformer (run_021), strict pass@1, {runs_021} runs "
+      f"({len(run['bases'])} bases), step 0 -> {run['steps']}")
 for split, name in (("train", "train prompts"),
                     ("held-out", "held-out prompts")):
-    start = rows[f"{split}, step 0"]["median"]
+    start = rows[f"{split}, step 0"]
     end = rows[f"{split}, step {run['steps']}"]
-    print(f"  {name:<17} {start:.3f} -> {spread(end)}")
+    print(f"  {name:<17} {spread(start)} -> {spread(end)}")
 for when in ("first", "last"):
     watch = rows[f"held-out, every step: {when} 10"]
     print(f"  held-out, {when} 10 steps' watch batches: "
@@ -195,12 +215,13 @@ say(claims)
 
 # %% [markdown]
 # **Answer: transfer.** The transformer's held-out prompts gain about as much as its train
-# prompts: at least half as much in all ten seeds, as much or more in two of ten. The watch
-# batches say the same step by step: scored at every step on held-out prompts the run never
-# learns from, their pass@1 climbs with the train batches' in every seed. (The interval after
-# each count is what ten seeds can show: even ten of ten leaves room for a rate near its lower
-# end.) What RL moved was shared, the format and the carrying that every sum uses; the table
-# policy moved rows that only its trained prompts read.
+# prompts: held-out pass@1 rose in 18 of 18 runs, by at least half the train gain in 17 of
+# 18, by as much or more in 6 of 18, all six of them on one base. The watch batches say the
+# same step by step: scored at every step on held-out prompts the run never learns from, their
+# pass@1 climbs with the train batches' in every run. (The interval after each count is what
+# 18 runs can show: even 18 of 18 leaves room for a rate near its lower end, on bases and seeds
+# not run.) What RL moved was shared, the format and the carrying that every sum uses; the
+# table policy moved rows that only its trained prompts read.
 
 # %% [markdown]
 # Figure 1 follows both splits step by step and at the checkpoints. At every step, besides
@@ -209,16 +230,22 @@ say(claims)
 # measured on prompts it never trains on.
 
 # %%
+def logged(arm, column):
+    """A step-log column of run_021: one row per run (base by
+    base, seed by seed), one value per step."""
+    folder = RUNS_DIR / "run_021"
+    return np.array([
+        [row[column] for row in read_log(
+            (folder / log_name(arm, b, s)).read_bytes())]
+        for b in run["bases"] for s in run["seeds"]])
+
+
 def per_step(arm, column, width=10):
-    """A step-log column of run_021, each seed's averaged over
+    """A step-log column of run_021, each run's averaged over
     `width` steps in a row (one batch is noisy), then the median
-    over seeds: (steps - width + 1,) values, for steps width.."""
-    smooth = []
-    for seed in run["seeds"]:
-        saved = RUNS_DIR / "run_021" / log_name(arm, seed)
-        rows = read_log(saved.read_bytes())
-        smooth.append(np.convolve([row[column] for row in rows],
-                                  np.ones(width) / width, "valid"))
+    over runs: (steps - width + 1,) values, for steps width.."""
+    smooth = [np.convolve(values, np.ones(width) / width, "valid")
+              for values in logged(arm, column)]
     return np.median(smooth, axis=0)
 
 
@@ -248,7 +275,7 @@ show_figure(
     fig, 1,
     caption="Strict pass@1 of the transformer on train and held-out "
             "prompts during RL (leave-one-out baseline), median over "
-            f"{len(run['seeds'])} seeds. Lines: each step's fresh "
+            f"{runs_021} runs. Lines: each step's fresh "
             f"samples ({learn['prompts']} train prompts, "
             f"{measure['watch']} held-out, {learn['group']} samples "
             "each), averaged over 10 steps. Points: the checkpoints, "
@@ -284,65 +311,89 @@ print(f"  prompts solved in 64 that the reference never solved: "
 print(f"  and the reverse: {lost['median']:g} "
       f"[{lost['min']:g}, {lost['max']:g}]")
 
-rows, claims = rows_of("sharpen_or_expand", "strict_rloo, train")
-print("transformer (run_021), train prompts, change at step "
-      f"{run['steps']}")
-for k in (1, 2, 4, 8, 16):
+print("transformer (run_021): its bases on the held-out prompts")
+print(f"  {'base':<5}{'pass@1':>8}{'greedy':>8}{'pass@64':>9}"
+      f"{'never solved in 64':>20}")
+for b, measured_base in run["base"].items():
+    held = measured_base["held_out"]
+    print(f"  {b:<5}{held['pass_at']['1']:>8.3f}"
+          f"{measured_base['held_out_greedy']['1']:>8.3f}"
+          f"{held['pass_at']['64']:>9.3f}{held['never_solved']:>20}")
+
+rows, claims = rows_of("sharpen_or_expand", "strict_rloo, held-out")
+print("held-out prompts, change at step "
+      f"{run['steps']}, median [min, max] over runs")
+for k in run["measure"]["ks"]:
     print(f"  pass@{k:<3} {spread(rows[f'pass@{k} change'])}")
-for name in ("never solved in 64, base",
-             f"never solved in 64, step {run['steps']}"):
-    print(f"  {name}: {spread(rows[name])}")
+for name in rows:
+    if name.startswith(("never", "rare", "of them", "pass@64 c")):
+        print(textwrap.fill(f"{name}, base by base: "
+                            f"{by_base(rows[name])}", 73,
+                            initial_indent="  ",
+                            subsequent_indent="      "))
 say(claims)
 
 # %% [markdown]
-# **Answer: sharpen or expand.** The transformer sharpens: pass@1 rises by more than a quarter
-# and pass@16 stays within a hundredth of its base's, and in eight seeds of ten one train
-# prompt is lost that the base solved at least once in 64 samples. Read it with its ceiling:
-# with 64 samples this base already solves almost every sum, so a prompt the base never solves,
-# which expansion needs, hardly exists here, and this run could not have shown expansion had it
-# happened. What it shows is RL making the first sample right more often, on one base (every
-# seed of run_021 starts from the same pre-trained base). This is the pattern Yue et al. (2025)
-# report for RL with verifiable rewards on large models; the table policy, whose rows can learn
-# a digit its snapshot never wrote for a prompt, expanded a little instead.
+# **Answer: sharpen or expand.** Sharpen, and where the base leaves room, narrow. On every
+# base pass@1 rises (18 of 18 runs) and the gain shrinks as k grows. The lessons' base (base 0)
+# solves every held-out prompt within 64 samples and has no rare one: expansion could not
+# show there. Base 2 leaves room, 3 prompts never solved and 30 that it solves in at most 2 of
+# 64 samples; that is where expansion would show, and the opposite does. After RL it never
+# solves 20 to 38 prompts instead of 3, its pass@64 falls in all six runs, and of its 30 rare
+# prompts it solves fewer at least once (13 to 23) than the base does when measured a second
+# time (29): fewer in 12 of 12 runs on the two bases that have rare prompts. (The second
+# measurement is the fair yardstick: prompts chosen for a low first count score higher on any
+# second count, by chance alone.) RL made the first sample right more often and spent the
+# variety that let 64 samples find a rare answer. This is the pattern Yue et al. (2025) report
+# for RL with verifiable rewards on large models; the table policy, whose rows can learn a
+# digit its snapshot never wrote for a prompt, expanded a little instead.
 
 # %% [markdown]
-# Figure 2 draws the whole pass@k curve before and after, computed here from the run's raw
-# counts (for each prompt, how many of its 64 samples were right). Beyond k = 16 the trained
-# model falls just below its base: the sharpening pattern, in miniature.
+# Figure 2 draws the whole held-out pass@k curve of each base before and after, computed here
+# from the run's raw counts (for each prompt, how many of its 64 samples were right). The
+# curves cross: above the base at small k, below it at large k where the base has room.
 
 # %%
 # pass@k from the raw counts: per prompt, how many of 64 fresh
-# samples were right, at each checkpoint of each seed
+# samples were right, on held-out prompts, per base and seed
 ks = run["measure"]["ks"]
-curve = {}                          # step -> seed -> pass@k by k
+curve = {}              # (base, step) -> a pass@k curve a seed
 for _, row in read_jsonl(RUNS_DIR / "run_021" / "checkpoints.jsonl"):
-    if row["arm"] == "strict_rloo" and row["split"] == "train":
-        curve.setdefault(row["step"], {})[row["seed"]] = [
-            np.mean([pass_at_k(row["samples"], c, k)
-                     for c in row["correct"]]) for k in ks]
+    if row["arm"] == "strict_rloo" and row["split"] == "held_out":
+        curve.setdefault((row["base"], row["step"]), []).append(
+            [np.mean([pass_at_k(row["samples"], c, k)
+                      for c in row["correct"]]) for k in ks])
 
-fig = new_figure(2.9, LAB_WIDTH)
+fig = new_figure(3.4, LAB_WIDTH)
 ax = fig.subplots()
-print(f"{'pass@k at k =':<20}", " ".join(f"{k:>5}" for k in ks))
-for step, marker in ((0, "o"), (run["steps"], "s")):
-    median = np.median(list(curve[step].values()), axis=0)
-    name = "base" if step == 0 else f"after {step} RL steps"
-    ax.plot(ks, median, marker=marker, label=name)
-    print(f"{name:<20}", " ".join(f"{v:.3f}" for v in median))
+print(f"{'held-out pass@k, k =':<21}",
+      " ".join(f"{k:>5}" for k in ks))
+for b in run["bases"]:
+    for step, style in ((0, "o--"), (run["steps"], "s-")):
+        median = np.median(curve[(b, step)], axis=0)
+        name = f"base {b}, " + ("before" if step == 0 else "after")
+        ax.plot(ks, median, style, color=f"C{b}", label=name)
+        print(f"{name:<21}", " ".join(f"{v:.3f}" for v in median))
 ax.set(xscale="log", xlabel="k (samples)",
-       ylabel="pass@k, train prompts", ylim=(0, 1.05))
+       ylabel="pass@k, held-out prompts", ylim=(0, 1.05))
 ax.set_xticks(ks, [str(k) for k in ks])
-ax.legend(loc="lower right")
-base_16 = np.median(list(curve[0].values()), axis=0)[ks.index(16)]
+ax.legend(loc="lower right", ncol=3)
+last_base = run["bases"][-1]
+weakest = {step: np.median(curve[(last_base, step)], axis=0)[-1]
+           for step in (0, run["steps"])}
 show_figure(
     fig, 2,
-    caption="pass@k of the transformer before and after RL on the "
-            f"strict reward (median over {len(run['seeds'])} seeds): "
-            "higher at small "
-            "k, level at k = 16, just below the base's beyond.",
-    alt=f"Two curves over k = {ks[0]} to {ks[-1]}: after RL, pass@1 "
-        f"is well above the base's; from k = 16 on both are about "
-        f"{base_16:.2f} or higher.")
+    caption="Held-out pass@k of the transformer before RL (dashed) "
+            f"and after {run['steps']} steps on the strict reward "
+            "(solid), per pre-trained base, median over its "
+            f"{len(run['seeds'])} seeds: higher at small k on every "
+            "base; at k = 64 level where the base solves every "
+            "prompt, lower where it does not.",
+    alt=f"Six curves over k = {ks[0]} to {ks[-1]}, a pair per base: "
+        "after RL, pass@1 is higher on every base; at k = 64 bases 0 "
+        "and 1 end near 1 before and after, and base "
+        f"{last_base} ends at {weakest[run['steps']]:.2f} after RL "
+        f"against {weakest[0]:.2f} before.")
 
 # %% [markdown]
 # ## 3. The exploit and the leash
@@ -435,12 +486,134 @@ for arm in run["arms"]:
 
 # %% [markdown]
 # **Answer: entropy.** On the strict reward, and on the proxy with a leash, the entropy falls
-# as the reward rises in every seed: the policy concentrates on what pays. The unleashed proxy
-# is the exception, and an instructive one: its completions grow into long lists of numbers,
-# and which numbers it lists varies, so its entropy per character *rises* while its reward
-# climbs, in nine seeds of ten (in the tenth it fell by less than a hundredth of a nat). A
-# falling entropy is a symptom of optimisation, not a law; the number to watch is the one that
-# says what the policy writes.
+# as the reward rises, in 18 of 18 runs of each: the policy concentrates on what pays. The
+# unleashed proxy is the exception, and an instructive one: its completions grow into long
+# lists of numbers, and which numbers it lists varies, so its entropy per character *rises*
+# while its reward climbs (both at once in 0 of 18 runs). A falling entropy is a symptom of
+# optimisation, not a law; the number to watch is the one that says what the policy writes.
+
+# %% [markdown]
+# ## 5. More than a lower temperature?
+#
+# Training on a strict reward lowers the entropy (section 4), and so does lowering the
+# sampling temperature, with no training at all. The base decoded greedily (τ = 0, the most
+# likely character each time) already did better than sampled at τ = 1 in the first cell. So
+# a fair question of any RL result is what it did beyond what a colder decoder of the base
+# does. run_021 measures three controls on the held-out prompts: the base decoded greedily,
+# the trained policy decoded greedily, and the base sampled at the temperature whose entropy
+# per character equals the trained policy's (found on a grid of temperatures from 0.2 to 1,
+# between two measured points).
+#
+# **Predict: a lower temperature.** After 200 steps of RL, sampled at τ = 1, against its own
+# base sampled at the temperature that gives the same entropy: is the trained policy's
+# held-out pass@1 higher in at least 3 runs of 4, lower in at least 3 of 4, or neither?
+#
+# ```predict
+# choice: RL against its base at the same entropy
+# options: higher in at least 3 of 4 runs | neither | lower in at least 3 of 4 runs
+# key: "RL sampled, against the base at the same entropy: {}"
+# ```
+
+# %%
+steps = run["steps"]
+for arm in ("strict_rloo", "strict_grpo"):
+    rows, claims = rows_of("decoding",
+                           f"{arm}, held-out, step {steps}")
+    print(f"{arm}, held-out pass@1 at step {steps}, "
+          "median [min, max]")
+    for name in ("base sampled (τ = 1): pass@1",
+                 "base greedy: pass@1",
+                 "base's temperature of that entropy",
+                 "base at that temperature: pass@1",
+                 "RL sampled (τ = 1): pass@1",
+                 "RL greedy: pass@1"):
+        print(f"  {name:<36} {spread(rows[name])}")
+    for name in ("RL sampled minus the base at that temperature",
+                 "RL greedy: pass@1"):
+        print(textwrap.fill(f"{name}, base by base: "
+                            f"{by_base(rows[name])}", 73,
+                            initial_indent="  ",
+                            subsequent_indent="      "))
+    say(claims)
+matched = rows_of("decoding",
+                  f"strict_rloo, held-out, step {steps}")[1][0]
+share = sum(filter(None, matched["holds"])) / sum(
+    h is not None for h in matched["holds"])
+print("RL sampled, against the base at the same entropy:",
+      "higher in at least 3 of 4 runs" if share >= 0.75 else
+      "lower in at least 3 of 4 runs" if share <= 0.25 else "neither")
+
+# %% [markdown]
+# **Answer: a lower temperature.** Neither, and the split is by base. The trained policy's
+# entropy per character is the base's at a temperature between 0.41 and 0.63 (RLOO). Against
+# the base at that temperature, RL sampled is from 0.056 behind to 0.081 ahead on bases 0 and
+# 2 (ahead in 2 and 3 of their six runs), while on base 1 it is ahead in all six, by 0.022 to
+# 0.143. Much of what 200 steps of RL bought here, a colder sampler of the same base buys too.
+# Greedy decoding says it from the other end: the lessons' base decoded greedily beats RL
+# sampled at τ = 1 in all six of its runs; decoded greedily itself, the trained policy beats
+# the base's greedy on bases 1 and 2 (6 of 6 and 5 of 6) but not on the lessons' base (2 of
+# 6), which greedily already solves most held-out sums. A Loop C result reported without these
+# controls can be crediting RL with what a temperature does; Milestone 0.5 asks the same of
+# Loop B.
+
+# %% [markdown]
+# ## 6. The first step
+#
+# Adam divides each weight's gradient by a running estimate of its own size, and that
+# estimate starts at zero: on the first update, nearly every weight moves by the whole step
+# size, whatever its gradient. Trained at a constant step size, the first update is the
+# biggest the run ever takes. `course.tiny_learn` therefore warms the step size up over 20
+# steps, from a twentieth of `lr` to `lr`.
+#
+# **Predict: the first step.** Without the warm-up, how much of the KL that a whole run ends
+# with does the first update alone spend: under a tenth, between a tenth and three quarters,
+# or more than three quarters?
+#
+# ```predict
+# choice: the first update's KL without a warm-up, against a whole run's
+# options: under a tenth | a tenth to three quarters | more than three quarters
+# key: "without a warm-up, one update spends {} of it"
+# ```
+
+# %%
+from dataclasses import replace
+
+from course.reports.learn_tiny import CONFIG, train_arm
+
+kl = logged("strict_rloo", "kl")     # row u: after u updates
+print("strict_rloo, KL from the base (nats), median [min, max]")
+for updates in (0, 1, 2, 5, 10, 20, 50, 100, kl.shape[1] - 1):
+    values = kl[:, updates]
+    print(f"  after {updates:>3} update{'s' * (updates != 1):<1}  "
+          f"{np.median(values):.3f} "
+          f"[{values.min():.3f}, {values.max():.3f}]")
+say(rows_of("first_steps", "strict_rloo")[1])
+
+# one update from the lessons' base, seed 0, with and without
+first = {}
+for warmup in (20, 0):
+    config = replace(CONFIG.arm_config("strict_rloo", 0), steps=2,
+                     warmup=warmup)
+    logs = train_arm(config, model, base, (), CONFIG.measure).logs
+    first[warmup] = logs[1].kl       # measured after one update
+    print(f"warm-up of {warmup:>2} steps: KL after one update "
+          f"{first[warmup]:.3f} nats")
+end = np.median(kl[:, -10:].mean(axis=1))
+ratio = first[0] / end
+print(f"a whole run ends at {end:.3f} (median of the last 10 steps)")
+print("without a warm-up, one update spends",
+      "under a tenth" if ratio < 0.1 else
+      "more than three quarters" if ratio > 0.75 else
+      "a tenth to three quarters", "of it")
+
+# %% [markdown]
+# **Answer: the first step.** Between a tenth and three quarters: about half. From the
+# lessons' base, one update at the full step size spends 0.476 nats of KL, where a whole run
+# of 200 updates ends at 0.935 (the median of the last 10 steps). Adam gave that first step
+# no sense of scale, so it moved every weight as far as a well-measured step would. With the
+# warm-up, the same update spends 0.004 nats, the median run 0.242 after 10 updates and 0.351
+# after 20: the path from step 0 rises over the warm-up instead of jumping at the first
+# update.
 
 # %% [markdown]
 # ## What the table could not teach
@@ -454,7 +627,7 @@ def change(block, before, after):
 
 
 transfer = rows_of("transfer", "strict_rloo")[0]
-expand = rows_of("sharpen_or_expand", "strict_rloo, train")[0]
+expand = rows_of("sharpen_or_expand", "strict_rloo, held-out")[0]
 hack0 = rows_of("exploit_and_leash", "proxy_beta_0")[0]
 summary = [
     ("held-out pass@1 change",
@@ -463,7 +636,7 @@ summary = [
      transfer["gain, held-out"]["median"]),
     ("pass@k change, large k",
      change(seeds, "reference_pass_at_64", "trained_pass_at_64"),
-     expand["pass@16 change"]["median"]),
+     expand["pass@64 change"]["median"]),
     ("exploit share, beta 0",
      over["exploit_share_end"]["median"],
      hack0["exploit share, train"]["median"]),
@@ -471,19 +644,21 @@ summary = [
      over["strict_end"]["median"],
      hack0["strict pass@1, train"]["median"]),
 ]
-print(f"{'median over seeds':<24} {'table policy':>13} "
+print(f"{'median over runs':<24} {'table policy':>13} "
       f"{'transformer':>12}")
 for name, table, transformer in summary:
     print(f"{name:<24} {table:>13.3f} {transformer:>12.3f}")
-print("(large k: 64 for the table, 16 for the transformer)")
+print("(large k: 64 for both; the transformer's on held-out "
+      "prompts)")
 
 # %% [markdown]
 # Sharing weights is what makes learning transfer, and it is also what makes an exploit
 # spread: the same mechanism, pointed at a good or a bad reward. The table expanded a little,
-# its rows learning digits that its snapshot never wrote; the transformer, whose base already
-# solves almost every sum within 64 samples, only sharpened. And the KL leash, which the
-# table needed only a little of, is what stands between the transformer and a strict pass
-# rate of zero.
+# its rows learning digits that its snapshot never wrote; the transformer sharpened on every
+# base, and where its base left room, it narrowed: prompts the base solved now and then, it
+# stopped solving. Part of what it gained, a colder sampler of the base gains too. And the KL
+# leash, which the table needed only a little of, is what stands between the transformer and
+# a strict pass rate of zero.
 #
 # ## Try it
 #
@@ -491,6 +666,7 @@ print("(large k: 64 for the table, 16 for the transformer)")
 #
 # ```
 # course learn --model tiny-lm --steps 200 --seed 0
+# course learn --model tiny-lm --base 2 --seed 0
 # course learn --model tiny-lm --reward answer_anywhere --beta 0
 # course learn --model tiny-lm --advantage grpo
 # ```

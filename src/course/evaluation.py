@@ -144,14 +144,15 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
     return max(0.0, centre - halfwidth), min(1.0, centre + halfwidth)
 
 
-def in_how_many_seeds(holds: Sequence[bool]) -> str:
+def in_how_many_seeds(holds: Sequence[bool], unit: str = "seeds") -> str:
     """A claim about a stochastic run, said as what it is: a count over the seeds tried, with
     the Wilson interval (95%) for the share of seeds in which it would hold, for example
     `9 of 10 seeds (95% interval 0.60 to 0.98)`. Five seeds out of five is not "always":
-    its interval reaches down to 0.57."""
+    its interval reaches down to 0.57. `unit` names what was counted when it is not a seed
+    (`runs`: one pre-trained base and one RL seed each)."""
     k, n = sum(map(bool, holds)), len(holds)
     lo, hi = wilson_interval(k, n)
-    return f"{k} of {n} seeds (95% interval {lo:.2f} to {hi:.2f})"
+    return f"{k} of {n} {unit} (95% interval {lo:.2f} to {hi:.2f})"
 
 
 # -- 3. summarise: the numbers and the examples behind them -----------------------------------

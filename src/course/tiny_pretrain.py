@@ -288,10 +288,23 @@ def measure_base(params: Params, model: ModelConfig, rng: np.random.Generator,
 # -- 6. the committed base ------------------------------------------------------------------------
 
 BASE_DIR = DATA_DIR / "tiny_lm"
-"""Where the committed base lives: `base.npz` (the weights) and `provenance.json`."""
+"""Where the committed base lives: `base.npz` (the weights) and `provenance.json`. The lessons
+and labs read this one, pre-trained from seed 0."""
+
+OTHER_BASES = (1, 2)
+"""The pre-training seeds of the other committed bases (the same config, another seed: other
+initial weights, another corpus order), which `runs/run_021` trains from beside the first, so
+that what Loop C does is counted over bases as well as over RL seeds."""
+
+
+def base_dir(seed: int) -> Path:
+    """Where the base pre-trained from `seed` is committed: `BASE_DIR` for seed 0,
+    `BASE_DIR/bases/seed_S` for each of `OTHER_BASES`."""
+    return BASE_DIR if seed == 0 else BASE_DIR / "bases" / f"seed_{seed}"
 
 REGENERATE = "python scripts/pretrain_tiny_lm.py"
-"""The one command that rewrites `BASE_DIR` (it runs numpy's BLAS on one thread)."""
+"""The one command that rewrites `BASE_DIR` (`--seed S`: `base_dir(S)`; it runs numpy's BLAS
+on one thread)."""
 
 CHECK_STEPS = 10
 """Updates `check_base` runs again from the seed, to compare with the recorded loss curve."""
@@ -326,7 +339,7 @@ def provenance(config: PretrainConfig, weights: bytes, curve: Sequence[float],
         "about": "The tiny transformer's pre-trained base (course.tiny_pretrain): trained by "
                  "next-character prediction on the scripted writer's corpus (course.tiny_tasks, "
                  "train prompts only). No other model was run.",
-        "command": REGENERATE,
+        "command": REGENERATE + (f" --seed {config.seed}" if config.seed else ""),
         "seed": config.seed,
         "steps": config.steps,
         "config": config.to_dict(),

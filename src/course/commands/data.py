@@ -18,7 +18,7 @@ from course.commands.options import UsageError
 from course.datagen import HANDWRITTEN, SEED, build_data, check, write_data
 from course.formatting import one_line, short_literal, terminal_text
 from course.paths import DATA_DIR, display_path
-from course.tiny_pretrain import BASE_DIR, CHECK_STEPS, check_base
+from course.tiny_pretrain import CHECK_STEPS, OTHER_BASES, base_dir, check_base
 
 DESCRIPTIONS = ("provenance.json", "README.md")
 """The files the generator writes about the others: they change when a hand-written one does."""
@@ -74,16 +74,20 @@ def first_difference(name: str, have: bytes, want: bytes) -> str:
 
 
 def _check(args: Any) -> int:
-    try:    # the tiny transformer's pre-trained weights: their bytes, and their first steps
-        base = check_base()
-    except (OSError, ValueError, KeyError) as err:
-        base = [f"{display_path(BASE_DIR)}: cannot be read: {one_line(str(err))}"]
-    for problem in base:
-        print(terminal_text(problem))
-    if not base:
-        print(f"{display_path(BASE_DIR)} holds the base its provenance describes (sha256, "
-              f"shapes, and the first {CHECK_STEPS} steps of pre-training re-run)")
-    return 1 if _check_generated() or base else 0
+    problems = []
+    for seed in (0, *OTHER_BASES):    # the tiny transformer's pre-trained bases: their bytes,
+        folder = base_dir(seed)       # and their first steps
+        try:
+            found = check_base(folder)
+        except (OSError, ValueError, KeyError) as err:
+            found = [f"{display_path(folder)}: cannot be read: {one_line(str(err))}"]
+        for problem in found:
+            print(terminal_text(problem))
+        if not found:
+            print(f"{display_path(folder)} holds the base its provenance describes (sha256, "
+                  f"shapes, and the first {CHECK_STEPS} steps of pre-training re-run)")
+        problems += found
+    return 1 if _check_generated() or problems else 0
 
 
 def _check_generated() -> int:

@@ -38,7 +38,7 @@ from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
 from course.runs import write_run
 from course.tiny_learn import EvalConfig, Evaluation, TinyLearnConfig
-from course.tiny_pretrain import load_base
+from course.tiny_pretrain import OTHER_BASES, base_dir, load_base
 
 MODELS = ("table", "tiny-lm")
 """`--model`: the token policy's table of logits, or the tiny transformer."""
@@ -53,6 +53,8 @@ NOT_FOR = {
         "note": "--model tiny-lm saves no run; its canonical run is runs/run_021",
     },
     "table": {
+        "base": "the table policy starts from counts of the frozen rollouts; --model tiny-lm "
+                "takes a pre-trained base",
         "temperature": "the table policy samples at temperature 1; --model tiny-lm takes one",
         "prompts": "the table policy samples every prompt each step; --model tiny-lm draws "
                    "--prompts of them",
@@ -91,6 +93,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--steps", type=int,
                         help=f"updates (default {LearnConfig.steps} for the table, "
                              f"{learn_tiny.CONFIG.learn.steps} for tiny-lm)")
+    parser.add_argument("--base", type=int, choices=(0, *OTHER_BASES),
+                        help="tiny-lm only: the pre-trained base's seed (default 0, the "
+                             "lessons' base; runs/run_021 trains from each)")
     parser.add_argument("--temperature", type=float,
                         help=f"tiny-lm only: sampling temperature τ (default "
                              f"{TinyLearnConfig.temperature:g})")
@@ -169,7 +174,7 @@ def _tiny_main(args: Any) -> int:
         print("course learn: warning: numpy's BLAS may run on several threads here (set "
               "OPENBLAS_NUM_THREADS=1 before the command): slower, and other bytes than "
               "runs/run_021", file=sys.stderr, flush=True)
-    base, pretrain, _ = load_base()
+    base, pretrain, _ = load_base(base_dir(args.base or 0))
     if progress.enabled(sys.stderr):
         print(f"course learn: training the tiny transformer, {config.steps} steps of "
               f"{config.prompts} prompts x {config.group} samples, then measuring it (under a "

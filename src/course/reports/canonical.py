@@ -62,9 +62,11 @@ PINNED = {"run_019": scorer_v0.SCORER_VERSION}
 """Canonical runs measured by an earlier, frozen scorer version on purpose (the forensics run);
 every other canonical run is measured by the current version, `SCORER_VERSION`."""
 
-TINY_NOTE = ("Loop C on the tiny transformer: the strict reward (RLOO, GRPO) and answer_anywhere "
-             "at beta 0, 0.1 and 0.3, ten seeds each; transfer to held-out prompts, pass@k, the "
-             "exploit and entropy.")
+TINY_NOTE = ("Loop C on the tiny transformer from three pre-trained bases: the strict reward "
+             "(RLOO, GRPO) and answer_anywhere at beta 0, 0.1 and 0.3, six seeds on each base; "
+             "transfer to held-out prompts, pass@k and the prompts a base rarely solves, the "
+             "base decoded greedily and at a matched temperature, the exploit, entropy, and "
+             "the KL of the first steps.")
 """run_021's note: its builder and its spot check both need it."""
 KL_NOTE = ("KL sweep on tokens: run_011's proxy training for four values of beta, ten seeds "
            "each.")
@@ -83,14 +85,16 @@ seconds, and says so; `regenerate` rebuilds them whole. Each keeps its trainings
 (`logs/`), and its check makes every other file again from them (and checks the seal), then
 trains a few of them again and compares: run_012 (40 trainings, about 45 s on one core; its
 check trains seed 0 of each β, 5 s), run_020 (80 trainings, about 55 s; seed 0 of each arm),
-run_021 (the tiny transformer trained 51 times, about 2,060 s; the first steps of one arm)."""
+run_021 (the tiny transformer trained 91 times from three bases, about 3,050 CPU-seconds; the
+first steps of one arm, and the first base measured again)."""
 SPOT_CHECK_SAYS = {
     "run_012": "spot-checked: the seal, every file made from the saved trainings, and seed 0 "
                "of each β trained again match,",
     "run_020": "spot-checked: the seal, every file made from the saved trainings, and seed 0 "
                "of each arm trained again match,",
-    "run_021": f"spot-checked: the seal, every file made from the saved logs and "
-               f"{learn_tiny.CONFIG.spot_steps} steps trained again match,",
+    "run_021": f"spot-checked: the seal, every file made from the saved logs, "
+               f"{learn_tiny.CONFIG.spot_steps} steps trained again and the base measured "
+               "again match,",
 }
 """How `course runs verify` names what it checked of each `SPOT_CHECKED` run."""
 

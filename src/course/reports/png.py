@@ -105,36 +105,44 @@ def new_figure(height: float, width: float = WIDTH) -> Any:
     return Figure(figsize=(width, height), facecolor="white", layout="constrained")
 
 
-def _drawn_text_sizes(fig: Any) -> list[tuple[float, str]]:
-    """(size in points, text) of every non-blank text the figure really draws: an invisible
-    or empty text, or one inside an axis that is switched off, is never drawn, so it is not
-    counted."""
+def drawn_once(fig: Any, dpi: float = DPI) -> tuple[Any, float]:
+    """Draw `fig` once, at `dpi`, as `savefig` would: its pixels (a PIL image, RGBA) and the
+    size of the smallest text it draws, in pixels of that image (the font's size: a
+    subscript of mathtext is set smaller, as in print). An invisible or empty text, or one
+    inside an axis that is switched off, is never drawn, so it is not counted. `ValueError`
+    if it draws no text. (Drawn once: measuring the text in a draw of its own cost as much
+    as the image.)"""
     from matplotlib.backends.backend_agg import RendererAgg
+    from PIL import Image
 
     class Recording(RendererAgg):
+        """Matplotlib's Agg renderer, noting the size of each text it draws."""
+
         def __init__(self, width: int, height: int, dpi: float) -> None:
             super().__init__(width, height, dpi)
-            self.sizes: list[tuple[float, str]] = []
+            self.sizes: list[float] = []
 
         def draw_text(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float,
                       ismath: Any = False, mtext: Any = None) -> Any:
             if s.strip():
-                self.sizes.append((float(prop.get_size_in_points()), s))
+                self.sizes.append(float(prop.get_size_in_points()))
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
 
-    width, height = fig.bbox.size
-    renderer = Recording(int(width), int(height), fig.dpi)
-    fig.draw(renderer)
-    return renderer.sizes
-
-
-def smallest_text_px(fig: Any, dpi: float = DPI) -> float:
-    """The size of the smallest text `fig` draws, in pixels of its image at `dpi` (the
-    font's size: a subscript of mathtext is set smaller, as in print)."""
-    sizes = _drawn_text_sizes(fig)
-    if not sizes:
+    shown_at = fig.dpi
+    fig.dpi = dpi
+    try:
+        # whole pixels as matplotlib's own canvas counts them: 4.6 in x 200 is 919.999...
+        width, height = (int(size + 1e-8) for size in fig.bbox.max)
+        renderer = Recording(width, height, dpi)
+        fig.draw(renderer)
+    finally:
+        fig.dpi = shown_at
+    if not renderer.sizes:
         raise ValueError("the figure draws no text")
-    return min(size for size, _text in sizes) * dpi / 72
+    pixels = renderer.buffer_rgba()                 # (height, width, 4) bytes
+    image = Image.frombuffer("RGBA", (pixels.shape[1], pixels.shape[0]), pixels, "raw",
+                             "RGBA", 0, 1).copy()
+    return image, min(renderer.sizes) * dpi / 72
 
 
 def figure_png(fig: Any) -> bytes:
@@ -148,18 +156,13 @@ def figure_png(fig: Any) -> bytes:
     from PIL import Image, PngImagePlugin
 
     with course_style():
-        smallest = smallest_text_px(fig)
-        drawn = io.BytesIO()
-        fig.savefig(drawn, format="png", dpi=DPI, facecolor="white", transparent=False,
-                    metadata={"Software": None})
+        image, smallest = drawn_once(fig)
     if getattr(fig.canvas, "manager", None) is not None:      # a pyplot figure: let it go
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-    drawn.seek(0)
-    with Image.open(drawn) as image:
-        opaque = Image.alpha_composite(Image.new("RGBA", image.size, "white"),
-                                       image.convert("RGBA")).convert("RGB")
+    opaque = Image.alpha_composite(Image.new("RGBA", image.size, "white"),
+                                   image).convert("RGB")
     info = PngImagePlugin.PngInfo()
     info.add_text(SMALLEST_TEXT_KEY, f"{smallest:.2f}")
     buffer = io.BytesIO()
