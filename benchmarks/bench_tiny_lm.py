@@ -74,7 +74,7 @@ def reinforcement() -> bool:
         start = time.perf_counter()
         train_arm(arm_config, pretrain.model, base, (), config.measure)
         alone = time.perf_counter() - start
-        saved = RUNS_DIR / "run_021" / log_name(arm, config.seeds[0])
+        saved = RUNS_DIR / "run_021" / log_name(arm, config.bases[0], config.seeds[0])
         same = saved.is_file() and saved.read_bytes() == log_bytes(run.logs)
         print(f"  {arm:<14} seed {config.seeds[0]}: {whole:5.1f} s with its checkpoints, "
               f"{alone:5.1f} s without; step log "
