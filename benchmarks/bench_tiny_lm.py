@@ -56,7 +56,8 @@ def reinforcement() -> bool:
     """One run of runs/run_021 per arm of `RL_ARMS`, timed whole and without its checkpoints,
     its step log compared with the saved one. True if every whole run is within the target."""
     from course.paths import RUNS_DIR
-    from course.reports.learn_tiny import CONFIG, log_bytes, log_name, train_arm
+    from course.reports.learn_tiny import CONFIG, log_name, train_arm
+    from course.reports.tiny_steps import log_bytes
     from course.tiny_pretrain import load_base
 
     base, pretrain, _ = load_base()

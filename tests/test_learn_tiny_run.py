@@ -27,11 +27,14 @@ import pytest
 from cli_run import one_error_line, run
 
 from course import runs
+from course.blas import one_blas_thread
 from course.evaluation import in_how_many_seeds
 from course.formatting import COLUMNS
 from course.paths import RUNS_DIR
-from course.reports import canonical
+from course.reports import canonical, tiny_steps
 from course.reports import learn_tiny as lt
+from course.reports import learn_tiny_build as build
+from course.reports import learn_tiny_report as report
 from course.selection import pass_at_k
 from course.tiny_learn import EvalConfig
 
@@ -48,7 +51,7 @@ def small_measure(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def saved_rows(arm: str, base: int, seed: int, steps: int) -> list[str]:
     lines = (RUN / lt.log_name(arm, base, seed)).read_text(encoding="utf-8").splitlines()
-    start = lines.index(lt.LOG_HEADER) + 1
+    start = lines.index(tiny_steps.LOG_HEADER) + 1
     return lines[start:start + steps]
 
 
@@ -59,8 +62,8 @@ def test_the_command_fits_80_columns_and_trains_what_the_run_saved(small_measure
     assert code == 0
     lines = out.splitlines()
     assert not [line for line in lines if len(line) > COLUMNS]
-    assert out.count(lt.LOG_LEGEND) == 1 and out.count(lt.LOG_HEADER) == 1
-    start = lines.index(lt.LOG_HEADER) + 1
+    assert out.count(tiny_steps.LOG_LEGEND) == 1 and out.count(tiny_steps.LOG_HEADER) == 1
+    start = lines.index(tiny_steps.LOG_HEADER) + 1
     assert lines[start:start + 6] == saved_rows("strict_grpo", 2, 1, 6)
     summary = lines[lines.index("") + 1:]
     assert summary[0].startswith("Measured on 4 train and 4 held-out prompts, 4 fresh samples")
@@ -141,7 +144,7 @@ def test_the_summary_agrees_with_a_recount_of_the_raw_files():
         assert rows["pass@16 change"]["per_seed"] == pytest.approx(
             [pass_at(counts[(arm, b, s, last, "held_out")], 16)
              - pass_at(counts[(arm, b, s, 0, "held_out")], 16) for b, s in origins], abs=2e-4)
-        rare = [[i for i, c in enumerate(counts0) if c <= lt.RARE] for counts0 in before]
+        rare = [[i for i, c in enumerate(counts0) if c <= report.RARE] for counts0 in before]
         again = [decoded[("base", b, -1, 1.0)]["correct"] for b, _ in origins]
         assert any(rare) and rows["of them solved at least once: step 200"]["per_seed"] == [
             sum(a[i] > 0 for i in chosen) for a, chosen in zip(after, rare, strict=True)]
@@ -182,13 +185,13 @@ def test_the_summary_agrees_with_a_recount_of_the_raw_files():
 
 def test_a_matched_temperature_is_interpolated_inside_the_grid_only():
     grid = [(0.5, 0.1, 0.6), (1.0, 0.3, 0.2)]
-    assert lt.matched(0.2, grid) == pytest.approx((0.75, 0.4))
-    assert lt.matched(0.05, grid) is None and lt.matched(0.31, grid) is None
-    assert lt.matched(0.2, [(0.5, 0.3, 0.6), (1.0, 0.1, 0.2)]) is None    # not rising
+    assert report.matched(0.2, grid) == pytest.approx((0.75, 0.4))
+    assert report.matched(0.05, grid) is None and report.matched(0.31, grid) is None
+    assert report.matched(0.2, [(0.5, 0.3, 0.6), (1.0, 0.1, 0.2)]) is None    # not rising
 
 
 def test_a_claim_is_counted_over_the_runs_it_applies_to_then_base_by_base():
-    said = lt.claim("x", [True, False, None, None, True, True], bases=(0, 1, 2))
+    said = report.claim("x", [True, False, None, None, True, True], bases=(0, 1, 2))
     assert said["count"] == f"{in_how_many_seeds([True, False, True, True], 'runs')}; " \
                             "base by base 1/2, 0/0, 2/2"
 
@@ -199,7 +202,7 @@ def test_the_report_fits_80_columns_and_dr_grpo_is_rloo():
     dr_grpo = (RUN / lt.log_name("strict_dr_grpo", 0, 0)).read_text(encoding="utf-8")
     rloo = (RUN / lt.log_name("strict_rloo", 0, 0)).read_text(encoding="utf-8")
     pairs = list(zip(dr_grpo.splitlines(), rloo.splitlines(), strict=True))
-    header = dr_grpo.splitlines().index(lt.LOG_HEADER) + 1
+    header = dr_grpo.splitlines().index(tiny_steps.LOG_HEADER) + 1
     same = next((i for i, (a, b) in enumerate(pairs) if a != b), len(pairs)) - header
     summary = json.loads((RUN / "summary.json").read_text(encoding="utf-8"))
     assert summary["dr_grpo"]["first_rows_equal_to_rloo"] == same
@@ -225,14 +228,14 @@ def test_the_spot_check_finds_an_edited_number(tmp_path: Path):
     assert len(found) == 1 and f"{name}: sha256" in found[0], found
 
     resealed = runs.write_run(tmp_path / "resealed",
-                              lt.derived_files(config, raw, canonical.TINY_NOTE))
-    found = lt.spot_check(config, canonical.TINY_NOTE, resealed)
+                              report.derived_files(config, raw, canonical.TINY_NOTE))
+    found = build.spot_check(config, canonical.TINY_NOTE, resealed)
     assert found == [f"{name}: trained again, step 3 reads {row.split()[1:]}, saved "
                      f"{edited.split()[1:]}"], found
 
 
 def test_numpys_blas_is_told_to_use_one_thread():
-    assert lt.one_blas_thread()
+    assert one_blas_thread()
     library = next((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
     getter = ctypes.CDLL(str(library)).scipy_openblas_get_num_threads64_
     assert getter() == 1
@@ -245,7 +248,7 @@ def test_the_run_is_the_same_bytes_whatever_the_number_of_processes():
     small = replace(SMALL_MEASURE, learn=replace(lt.CONFIG.learn, steps=2),
                     arms=("strict_rloo",), bases=(0, 2), seeds=(0, 1), checkpoints=(0, 2),
                     temperatures=(0.5, 1.0))
-    alone, side_by_side = (lt.build_run(small, "note", record_git=False, jobs=jobs)
+    alone, side_by_side = (build.build_run(small, "note", record_git=False, jobs=jobs)
                            for jobs in (1, 2))
     assert alone == side_by_side and len(alone) == 4 + 1 + 6
     rows = [json.loads(line) for line in alone["checkpoints.jsonl"].decode().splitlines()]

@@ -58,9 +58,10 @@ import numpy as np
 from course import tiny_lm
 from course.data import read_jsonl
 from course.paths import RUNS_DIR
-from course.reports.learn_tiny import log_name, read_log
+from course.reports.learn_tiny import log_name
 from course.reports.png import (
     LAB_WIDTH, STYLE, new_figure, show_figure)
+from course.reports.tiny_steps import read_log
 from course.runs import read_json
 from course.scorer import score
 from course.selection import pass_at_k
@@ -432,6 +433,8 @@ for arm in ("proxy_beta_0", "proxy_beta_0.1", "proxy_beta_0.3"):
     print(f"  beta {beta}: exploit share "
           f"{rows['exploit share, base']['median']:.3f} -> "
           f"{spread(rows['exploit share, train'])}")
+    print(f"  {'':<9}held-out exploit share "
+          f"{spread(rows['exploit share, held-out'])}")
     print(f"  {'':<9}strict pass@1 "
           f"{rows['strict pass@1, base']['median']:.3f} -> "
           f"{spread(rows['strict pass@1, train'])}")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from course import progress
+from course.blas import one_blas_thread
 from course.commands.options import (
     UsageError,
     add_output_arguments,
@@ -33,7 +34,7 @@ from course.learn import (
     train,
 )
 from course.paths import display_path
-from course.reports import learn_tiny
+from course.reports import learn_tiny, tiny_steps
 from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
 from course.runs import write_run
@@ -170,7 +171,7 @@ def _tiny_main(args: Any) -> int:
         **{name: value for name, value in given.items() if value is not None},
         "reward": args.reward, "beta": args.beta, "advantage": args.advantage,
         "seed": args.seed})
-    if not learn_tiny.one_blas_thread():
+    if not one_blas_thread():
         print("course learn: warning: numpy's BLAS may run on several threads here (set "
               "OPENBLAS_NUM_THREADS=1 before the command): slower, and other bytes than "
               "runs/run_021", file=sys.stderr, flush=True)
@@ -184,7 +185,8 @@ def _tiny_main(args: Any) -> int:
                                    learn_tiny.CONFIG.measure)
     except ValueError as err:                # a max_new the model's positions cannot hold
         raise UsageError(str(err)) from None
-    print(learn_tiny.log_table([entry for entry in run.logs if entry.step % args.log_every == 0
+    print(tiny_steps.log_table([entry for entry in run.logs
+                                if entry.step % args.log_every == 0
                                 or entry.step in (1, config.steps)]))
     print()
     print(_before_after(run.evaluations[0], run.evaluations[config.steps], config,

@@ -48,6 +48,7 @@ from course.reports import (
     learn_kl,
     learn_selection,
     learn_tiny,
+    learn_tiny_build,
     learn_toy_tax,
     mdp,
     peers,
@@ -78,7 +79,7 @@ FAMILY_NOTE = ("The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages
 SPOT_CHECKED: dict[str, Callable[[Path], list[str]]] = {
     "run_012": lambda folder: learn_kl.spot_check(learn_kl.CONFIG, KL_NOTE, folder),
     "run_020": lambda folder: learn_family.spot_check(learn_family.CONFIG, FAMILY_NOTE, folder),
-    "run_021": lambda folder: learn_tiny.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
+    "run_021": lambda folder: learn_tiny_build.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
 }
 """Runs whose rebuild trains a model many times: `verify` runs their spot check instead, in
 seconds, and says so; `regenerate` rebuilds them whole. Each keeps its trainings' raw records
@@ -157,7 +158,8 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
         "bugs; read it beside run_001, never as a measurement."), scorer=PINNED["run_019"]),
     "run_020": lambda: learn_family.build_run(learn_family.CONFIG, FAMILY_NOTE,
                                               record_git=False),
-    "run_021": lambda: learn_tiny.build_run(learn_tiny.CONFIG, TINY_NOTE, record_git=False),
+    "run_021": lambda: learn_tiny_build.build_run(learn_tiny.CONFIG, TINY_NOTE,
+                                                  record_git=False),
 }
 """Run name -> function that rebuilds that run's files, deterministically. Every builder has
 the same contract: `build_run(config, note, *, record_git=True)`. A comparison run reads the
