@@ -29,7 +29,7 @@ or writes: data flows out of this module, never back in.
 Only the three functions that stream files too large to hold (`first_repeat`, `stream_pairs`
 and the check they share) use numpy, and they import it themselves: the loaders import with
 the standard library alone, so the site's in-page exercises can run them in the browser
-(Pyodide, which has no numpy) unchanged.
+(the site's Pyodide, which has no numpy: its wheel is on a CDN only) unchanged.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The half of `course check` that needs only the standard library, so that it runs in the browser.
 
-`course.check` checks every exercise; the site's in-page exercises (src/course_site/try_it.py) run
-this module in Pyodide, which has no numpy, to check the three exercises whose checker needs
-nothing more: `pick_best`, `spec_tests` and `red_team` (`STDLIB_CHECKERS`). Both callers use
-the same code:
+`course.check` checks every exercise; the site's in-page exercises (src/course_site/try_it.py)
+run this module in the site's Pyodide, which has no numpy (its browser wheel is on a CDN only),
+to check the three exercises whose checker needs nothing more: `pick_best`, `spec_tests` and
+`red_team` (`STDLIB_CHECKERS`). Both callers use the same code:
 
 - the registry of exercises (`EXERCISES`) and what a check reports (`Case`, `Report`);
 - loading the student's file fresh, from its source text, and calling the student's code

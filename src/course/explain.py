@@ -2,8 +2,9 @@
 
 `explain` turns one result of `course.scorer.score` into the lines `course score` shows;
 `spec_table` is `course score --spec`. The command line (`course.commands.score`) prints them,
-and the site's Try-it boxes run this same file, with the scorer, in the browser (Pyodide has
-no numpy, so nothing imported here may need it).
+and the site's Try-it boxes run this same file, with the scorer, in the browser (the site's
+Pyodide has no numpy, whose browser wheel is on a CDN only, so nothing imported here may need
+it).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ what it imports, the golden sets, the exercise stubs: src/course_site/try_it.py 
 the functions below; each returns a JSON string for the page. Nothing here scores, explains or
 checks anything itself: `course.scorer.score` decides, `course.explain` explains, exactly as
 `course score` does, and `course.exercises` checks with the same checkers as `course check`.
-Pyodide has no numpy, so this module, and everything it imports, uses the standard library only.
+The site's Pyodide has no numpy (its browser wheel is on a CDN only, and the site works
+offline), so this module, and everything it imports, uses the standard library only.
 
 An exercise box is a SELF-check: Pyodide has one interpreter, so the student's code runs in the
 same process as the checker (`course.exercises.loaded_here`) and could change it. A grade comes

@@ -1,8 +1,15 @@
 """The course's site: what turns docs/, runs/ and the course's own output into web pages.
 
 The boundary: this package reads what the course makes (its modules, data, runs, the text its
-code prints) and the course never imports it or bends for it. `farm-studio look` shows it as
-one room above `course`, with arrows into `course` only.
+code prints) and the course never imports it; its imports point into `course` only.
+
+The course keeps one rule for the site, and it is written here so that it is not a surprise:
+the modules that the reader's browser runs in Pyodide (`course.tryit` and what it imports: the
+scorer, `data`'s loaders, `selection`, `exercises`, `explain`) import the standard library
+only; numpy is imported inside the few functions that need it. The reason is the site's
+offline promise: npm's `pyodide` package is the runtime and its standard library; its lock
+file lists numpy, but numpy's browser wheel comes from a CDN and is in no registry the site
+may draw on. Numpy in those modules would make the Try-it boxes need the network.
 
 It is one MkDocs plugin, `course-site` (`plugin.CourseSite`, registered in pyproject.toml),
 whose events call the modules below in the order the build needs them:

@@ -103,7 +103,8 @@ class BoxError(PluginError):
 def import_closure(package: Path, start: str) -> list[str]:
     """The modules of the course `start` imports, directly or not, itself and the package's
     `__init__` included, as file names: read from the sources (`import` statements), nothing
-    run. Pyodide has no numpy, so these modules must import the standard library only."""
+    run. The site's Pyodide has no numpy (its wheel is on a CDN only: the package docstring),
+    so these modules must import the standard library only."""
     found, todo = {"__init__"}, [start]
     while todo:
         name = todo.pop()
