@@ -296,6 +296,9 @@ OTHER_BASES = (1, 2)
 initial weights, another corpus order), which `runs/run_021` trains from beside the first, so
 that what Loop C does is counted over bases as well as over RL seeds."""
 
+BASES = (0, *OTHER_BASES)
+"""Every committed base's pre-training seed, the lessons' base first."""
+
 
 def base_dir(seed: int) -> Path:
     """Where the base pre-trained from `seed` is committed: `BASE_DIR` for seed 0,

@@ -18,7 +18,7 @@ from course.commands.options import UsageError
 from course.datagen import HANDWRITTEN, SEED, build_data, check, write_data
 from course.formatting import one_line, short_literal, terminal_text
 from course.paths import DATA_DIR, display_path
-from course.tiny_pretrain import CHECK_STEPS, OTHER_BASES, base_dir, check_base
+from course.tiny_pretrain import BASES, CHECK_STEPS, base_dir, check_base
 
 DESCRIPTIONS = ("provenance.json", "README.md")
 """The files the generator writes about the others: they change when a hand-written one does."""
@@ -75,7 +75,7 @@ def first_difference(name: str, have: bytes, want: bytes) -> str:
 
 def _check(args: Any) -> int:
     problems = []
-    for seed in (0, *OTHER_BASES):    # the tiny transformer's pre-trained bases: their bytes,
+    for seed in BASES:                # the tiny transformer's pre-trained bases: their bytes,
         folder = base_dir(seed)       # and their first steps
         try:
             found = check_base(folder)

@@ -39,7 +39,7 @@ from course.reports.learn import trained_run
 from course.rubrics import RUBRICS
 from course.runs import write_run
 from course.tiny_learn import EvalConfig, Evaluation, TinyLearnConfig
-from course.tiny_pretrain import OTHER_BASES, base_dir, load_base
+from course.tiny_pretrain import BASES, base_dir, load_base
 
 MODELS = ("table", "tiny-lm")
 """`--model`: the token policy's table of logits, or the tiny transformer."""
@@ -94,7 +94,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--steps", type=int,
                         help=f"updates (default {LearnConfig.steps} for the table, "
                              f"{learn_tiny.CONFIG.learn.steps} for tiny-lm)")
-    parser.add_argument("--base", type=int, choices=(0, *OTHER_BASES),
+    parser.add_argument("--base", type=int, choices=BASES,
                         help="tiny-lm only: the pre-trained base's seed (default 0, the "
                              "lessons' base; runs/run_021 trains from each)")
     parser.add_argument("--temperature", type=float,

@@ -37,7 +37,7 @@ from course.tiny_learn import (
     train,
 )
 from course.tiny_lm import ModelConfig, Params
-from course.tiny_pretrain import OTHER_BASES, base_dir
+from course.tiny_pretrain import BASES, base_dir
 
 # -- 1. the run's settings, one training, the decoding control ---------------------------------
 
@@ -68,7 +68,7 @@ class RunConfig:
     reward, the advantage and β."""
     arms: tuple[str, ...] = tuple(ARMS)
     """The arms run, names of `ARMS`."""
-    bases: tuple[int, ...] = (0, *OTHER_BASES)
+    bases: tuple[int, ...] = BASES
     """The pre-training seeds of the bases trained from (`tiny_pretrain.base_dir`): the
     lessons' base and two more of the same config. Bases differ more than RL seeds do (the
     lessons' base solves about a third of the held-out samples, another a tenth), so a claim
