@@ -7,9 +7,9 @@ Measured in this process, on one BLAS thread (as `scripts/make_smollm_data.py` r
 prompt (the cost of a token), and one batch of the script's (a greedy answer and 8 samples at
 each of two temperatures) for the first problem of each split and prompt version. Then the
 whole script's time as its own record states it (`data/smollm/made.json`, `generation`:
-each run of the script, its prompt versions and seconds). Target (PASS/FAIL at the end): the model loads in at
-most 10 CPU-seconds on a quiet machine, so that the tests and the lab can afford it. No test
-times anything: this is a measurement.
+each run of the script, its prompt versions and seconds). Target (PASS/FAIL at the end): the
+model loads in at most 10 CPU-seconds on a quiet machine, so that the tests and the lab can
+afford it. No test times anything: this is a measurement.
 """
 
 from __future__ import annotations

@@ -145,15 +145,18 @@ def test_every_file_in_provenance_matches_its_bytes_and_count():
     loaders = {"problems": data.load_problems, "rollouts": data.load_rollouts,
                "selection": data.load_pack, "golden": data.load_golden}
     # data/tiny_lm/ is the tiny transformer's pre-trained base, with a provenance of its own
-    # (course.tiny_pretrain.check_base, tests/test_tiny_pretrain.py)
+    # (course.tiny_pretrain.check_base, tests/test_tiny_pretrain.py); data/smollm/made.json is
+    # the real model's script's record, from which its files' entries come (test_smollm.py)
     on_disk = {display_path(p) for p in DATA_DIR.rglob("*")
-               if p.is_file() and p.name not in ("provenance.json", "README.md")
+               if p.is_file() and p.name not in ("provenance.json", "README.md", "made.json")
                and "tiny_lm" not in p.relative_to(DATA_DIR).parts}
     assert set(entries) == on_disk
     for key, entry in entries.items():
         path = DATA_DIR / key.removeprefix("data/")
         assert sha256_file(path) == entry["sha256"], key
         folder = Path(key).parts[1]
+        if folder == "smollm":
+            folder = "rollouts" if key.endswith("_greedy.jsonl") else "selection"
         if folder in loaders:
             assert len(loaders[folder](path)) == entry["records"], key
         assert entry["version"] == datagen.DATA_VERSION

@@ -112,7 +112,8 @@ def completions(split: str, version: str, decoding: str) -> dict:
             for r in load_pack(path)}
 
 
-problems = {split: load_problems(DATA_DIR / "problems" / f"{split}.jsonl")
+problems = {split: load_problems(DATA_DIR / "problems"
+                                 / f"{split}.jsonl")
             for split in smollm_data.SPLITS}
 run_025 = read_json(RUNS_DIR / "run_025", "summary.json")["splits"]
 print(f"{'split':5} {'prompt':8} {'decoding':8} {'strict':>10} "
@@ -191,8 +192,8 @@ for change, both in run_025["sums"]["prompt_changes"].items():
     print(f"sums, {change}:")
     for kind, m in both.items():
         low, high = m["interval"]
-        print(f"  {kind:7} {m['before']:2} -> {m['after']:2} of {m['n']}"
-              f", change {low:+.3f} to {high:+.3f}:")
+        print(f"  {kind:7} {m['before']:2} -> {m['after']:2} "
+              f"of {m['n']}, change {low:+.3f} to {high:+.3f}:")
         print(f"          {m['verdict']}")
 
 # %% [markdown]
@@ -225,8 +226,9 @@ ax = fig.subplots()
 print(f"{'sums, one-shot':14} {'pass@1':>6} {'pass@8':>6} "
       f"{'best-of-8':>9} {'vote':>5}")
 # the other two prompts: not one of their samples passes
-assert all(run_025["sums"]["loop_b"][f"{stem}_{decoding}"]["pass_at_n"]
-           == 0 for stem in ("question", "final")
+loop_b = run_025["sums"]["loop_b"]
+assert all(loop_b[f"{stem}_{decoding}"]["pass_at_n"] == 0
+           for stem in ("question", "final")
            for decoding in ("t0.7", "t1.0"))
 for decoding, colour in (("t0.7", "tab:blue"), ("t1.0", "tab:red")):
     packs = scored_pack("sums", "one-shot", decoding)
@@ -234,12 +236,14 @@ for decoding, colour in (("t0.7", "tab:blue"), ("t1.0", "tab:red")):
              for samples in packs.values()]
     curve = [float(np.mean([pass_at_k(8, int(r), k) for r in right]))
              for k in ks]
-    best = np.mean([best_of_n(s, 8)["reward"] for s in packs.values()])
+    best = np.mean([best_of_n(s, 8)["reward"]
+                    for s in packs.values()])
     votes = [majority_vote(s, 8) for s in packs.values()]
     vote = np.mean([0.0 if v is None else v["reward"] for v in votes])
     saved = run_025["sums"]["loop_b"][f"oneshot_{decoding}"]
     assert round(curve[-1], 4) == saved["pass_at_n"]
-    print(f"{'τ = ' + decoding[1:]:14} {curve[0]:6.3f} {curve[-1]:6.3f} "
+    label = f"τ = {decoding[1:]}"
+    print(f"{label:14} {curve[0]:6.3f} {curve[-1]:6.3f} "
           f"{best:9.3f} {vote:5.3f}")
     ax.plot(ks, curve, "-o", color=colour,
             label=f"pass@k, temperature {decoding[1:]}")
@@ -263,12 +267,14 @@ show_figure(
 # %%
 packs = scored_pack("sums", "one-shot", "t0.7")
 rescued = [pid for pid, s in packs.items()
-           if s[0]["reward"] == 0.0 and best_of_n(s, 8)["reward"] == 1.0]
+           if s[0]["reward"] == 0.0
+           and best_of_n(s, 8)["reward"] == 1.0]
 pid = rescued[0]
 print(f"{pid}: {len(rescued)} problems where sample 0 fails and "
       f"Best-of-8 does not")
 for s in packs[pid]:
-    print(f"  {s['reward']:.0f} {literal_within(s['completion'], WIDTH - 4)}")
+    shown = literal_within(s["completion"], WIDTH - 4)
+    print(f"  {s['reward']:.0f} {shown}")
 
 # %% [markdown]
 # ## 5. The model as a policy, for real

@@ -154,8 +154,9 @@ def read_answers(folder: Path, split: str, version: str,
 
 
 def entries(folder: Path = FOLDER) -> dict[str, dict[str, Any]]:
-    """made.json's entries, once every file is checked: valid records of its split's
-    problems, bytes unchanged since the script wrote them. {} if the folder has no made.json. Raises
+    """made.json's entries, once every file is checked: valid records, each of a problem of
+    its split (a problem added to a split since is simply not answered), bytes unchanged since
+    the script wrote them. {} if the folder has no made.json. Raises
     `DataError` naming the file, the line and the field."""
     made_path = folder / MADE
     if not made_path.is_file():
@@ -171,9 +172,10 @@ def entries(folder: Path = FOLDER) -> dict[str, dict[str, Any]]:
             raise DataError(path, None, "sha256", "differs from made.json's: the file was "
                             "edited; run scripts/make_smollm_data.py again")
         load = load_rollouts if key.endswith("_greedy.jsonl") else load_pack
-        ids = [record["id"] for record in load(path)]
         split = folder.parent / str(entry.get("problems")).removeprefix("data/")
-        if not split.is_file() or ids != [p["id"] for p in load_problems(split)]:
-            raise DataError(path, None, "id", f"the ids are not those of "
-                            f"{entry.get('problems')!r:.60}, in its order")
+        known = {p["id"] for p in load_problems(split)} if split.is_file() else set()
+        for line, record in enumerate(load(path), start=1):
+            if record["id"] not in known:
+                raise DataError(path, line, "id", f"{record['id']!r:.60} is not a problem of "
+                                f"{entry.get('problems')!r:.60}")
     return dict(made["files"])

@@ -125,7 +125,8 @@ def render_readme(config: SelectionConfig, summary: Mapping[str, Any],
     """The run's README: the comparison in plain words, and where selection still fails."""
     n = summary["n_samples"]
     lines = [
-        "# Loop B: selection on a frozen pack",
+        f"# Loop B: selection from the frozen pack {inline_code(config.pack.name)} on "
+        f"{inline_code(config.problems.name)}",
         "",
         f"{summary['n_prompts']} prompts from {inline_code(display_path(config.problems))}, "
         f"{n} frozen samples each from {inline_code(display_path(config.pack))}, scored by the "
