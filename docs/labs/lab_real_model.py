@@ -39,7 +39,7 @@ import numpy as np
 
 from course import smollm, smollm_data
 from course.data import load_pack, load_problems, load_rollouts
-from course.datagen import INSTRUCTION
+from course.prompts import INSTRUCTION
 from course.formatting import literal_within, paragraph
 from course.locked_room import compare_runs
 from course.paths import DATA_DIR, RUNS_DIR

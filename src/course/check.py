@@ -53,7 +53,6 @@ import numpy as np
 
 from course import bandit, kl
 from course.data import KATA_CAUSES, DataError, load_kata, load_kata_key
-from course.datagen import INSTRUCTION
 from course.exercises import (
     _UNWRITTEN,
     EXERCISES,
@@ -78,6 +77,7 @@ from course.exercises import format_progress as format_progress
 from course.exercises import format_report as format_report
 from course.isolation import DEFAULT_LIMITS, Limits
 from course.paths import DATA_DIR, REPO_ROOT, display_path
+from course.prompts import INSTRUCTION
 from course.sandbox import sandboxed
 
 WORKSPACE = REPO_ROOT / "workspace"

@@ -51,9 +51,11 @@ from typing import Any
 
 import numpy as np
 
+from course import smollm_data
 from course.data import Record, load_golden, load_kata
 from course.jsonfiles import ascii_jsonl_bytes, json_bytes
 from course.paths import DATA_DIR, display_path, sha256_bytes
+from course.prompts import INSTRUCTION, PROMPT_VERSION
 
 SEED = 2024
 """The seed behind every synthetic file in `data/`."""
@@ -63,11 +65,8 @@ STREAMS = {"holdout_v1": 1, "v2": 2, "sums": 3}
 drawing them from the main generator would shift every file drawn after them."""
 
 DATA_VERSION = "v1"
-PROMPT_VERSION = "final-int-v1"
-"""The prompt template: the problem text, then `INSTRUCTION`."""
 POLICY = "scripted-stand-in-v1"
 POLICY_V2 = "scripted-stand-in-v2"
-INSTRUCTION = "Output exactly one line: Final: <int>"
 PACK_N = 8
 
 # The nominal sampling settings the stand-in imitates. They label the data; they were not passed
@@ -688,8 +687,6 @@ def build_data(seed: int = SEED, source: Path = DATA_DIR) -> dict[str, bytes]:
         add(name, path.read_bytes(), len(records), how)
     # What the real model wrote (data/smollm/) is made by scripts/make_smollm_data.py, never
     # here (it takes minutes); it is passed through once checked against the script's record.
-    # Imported here: course.smollm_data reads this module's prompt constants.
-    from course import smollm_data
     for key, entry in smollm_data.entries(source / "smollm").items():
         name = key.removeprefix("data/")
         files[name] = (source / name).read_bytes()

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from course.data import DataError, load_pack, load_problems, load_rollouts, parse_json
-from course.datagen import INSTRUCTION, PROMPT_VERSION
 from course.jsonfiles import ascii_jsonl_bytes, json_bytes
 from course.paths import DATA_DIR, REPO_ROOT, sha256_bytes
+from course.prompts import INSTRUCTION, PROMPT_VERSION
 from course.smollm import WEIGHTS_FILE, WHEEL, WHEEL_VERSION, Shots
 
 FOLDER = DATA_DIR / "smollm"
