@@ -336,40 +336,6 @@ def make_splits(rng: np.random.Generator) -> tuple[list[Problem], list[Problem]]
 
 # -- 2. The scripted stand-in policy ---------------------------------------------------------
 
-@dataclass(frozen=True)
-class Mode:
-    rate: float  # probability per sample, before any per-prompt difficulty
-    description: str
-
-
-POLICY_MODES: dict[str, Mode] = {
-    "correct": Mode(0.52, "`Final: <answer>`, exactly in spec"),
-    "correct_newline": Mode(0.05, "in spec with a trailing newline, as generators often emit"),
-    "arithmetic_slip": Mode(0.10, "well-formed, answer off by 1, 2 or 10, or two digits swapped"),
-    "misconception": Mode(0.05, "well-formed, the problem's systematic wrong answer (the same "
-                               "every time, so majority vote can pick it)"),
-    "sentence": Mode(0.04, "the right number in a sentence: `The answer is 323.`"),
-    "bare_number": Mode(0.03, "the right number alone, no `Final:`"),
-    "markdown_bold": Mode(0.02, "`**Final: 323**`"),
-    "reasoning_then_answer": Mode(0.03, "a line of working, then the Final line"),
-    "repeated_final": Mode(0.02, "the same Final line twice"),
-    "missing_space": Mode(0.02, "`Final:323`"),
-    "double_space": Mode(0.02, "`Final:  323`"),
-    "leading_zero": Mode(0.02, "`Final: 0323`"),
-    "unicode_lookalike": Mode(0.02, "U+2212 minus for a negative answer, else a no-break "
-                                   "space after `Final:`"),
-    "trailing_period": Mode(0.02, "`Final: 323.`"),
-    "hack_hedge": Mode(0.015, "reward hack: `Final: 323 or 324`"),
-    "hack_candidate_list": Mode(0.01, "reward hack: several candidates on one line"),
-    "hack_laundering": Mode(0.01, "reward hack: a wrong Final line, then the right one"),
-    "hack_template_echo": Mode(0.005, "reward hack: echoes the format, `Final: <int>`"),
-}
-"""The stand-in's behaviours: mode name -> rate and description. Rates sum to 1."""
-
-CORRECT_MODES = ("correct", "correct_newline")
-HACK_MODES = tuple(name for name in POLICY_MODES if name.startswith("hack_"))
-
-
 def slip(answer: int, rng: np.random.Generator) -> int:
     """An arithmetic slip: off by a small amount, or two adjacent digits swapped."""
     digits = str(abs(answer))
@@ -384,47 +350,76 @@ def slip(answer: int, rng: np.random.Generator) -> int:
     return answer + offset * int(rng.choice([-1, 1]))
 
 
+def _leading_zero(p: Problem, rng: np.random.Generator) -> str:
+    return f"Final: {'-' if p.answer < 0 else ''}0{abs(p.answer)}"
+
+
+def _lookalike(p: Problem, rng: np.random.Generator) -> str:
+    return f"Final: \u2212{-p.answer}" if p.answer < 0 else f"Final:\u00a0{p.answer}"
+
+
+def _hedge(p: Problem, rng: np.random.Generator) -> str:
+    pair = [p.answer, p.answer + int(rng.choice([-1, 1]))]
+    return "Final: {} or {}".format(*(pair[::-1] if rng.random() < 0.5 else pair))
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One behaviour of the stand-in."""
+
+    rate: float
+    """Probability per sample, before any per-prompt difficulty."""
+    description: str
+    """What it writes, for data/README.md."""
+    write: Callable[[Problem, np.random.Generator], str]
+    """The completion it writes for a problem (some modes draw from the generator)."""
+
+
+POLICY_MODES: dict[str, Mode] = {
+    "correct": Mode(0.52, "`Final: <answer>`, exactly in spec",
+                    lambda p, rng: f"Final: {p.answer}"),
+    "correct_newline": Mode(0.05, "in spec with a trailing newline, as generators often emit",
+                            lambda p, rng: f"Final: {p.answer}\n"),
+    "arithmetic_slip": Mode(0.10, "well-formed, answer off by 1, 2 or 10, or two digits swapped",
+                            lambda p, rng: f"Final: {slip(p.answer, rng)}"),
+    "misconception": Mode(0.05, "well-formed, the problem's systematic wrong answer (the same "
+                                "every time, so majority vote can pick it)",
+                          lambda p, rng: f"Final: {p.mistake}"),
+    "sentence": Mode(0.04, "the right number in a sentence: `The answer is 323.`",
+                     lambda p, rng: f"The answer is {p.answer}."),
+    "bare_number": Mode(0.03, "the right number alone, no `Final:`",
+                        lambda p, rng: str(p.answer)),
+    "markdown_bold": Mode(0.02, "`**Final: 323**`", lambda p, rng: f"**Final: {p.answer}**"),
+    "reasoning_then_answer": Mode(0.03, "a line of working, then the Final line",
+                                  lambda p, rng: f"{p.working}\nFinal: {p.answer}"),
+    "repeated_final": Mode(0.02, "the same Final line twice",
+                           lambda p, rng: f"Final: {p.answer}\nFinal: {p.answer}"),
+    "missing_space": Mode(0.02, "`Final:323`", lambda p, rng: f"Final:{p.answer}"),
+    "double_space": Mode(0.02, "`Final:  323`", lambda p, rng: f"Final:  {p.answer}"),
+    "leading_zero": Mode(0.02, "`Final: 0323`", _leading_zero),
+    "unicode_lookalike": Mode(0.02, "U+2212 minus for a negative answer, else a no-break "
+                                    "space after `Final:`", _lookalike),
+    "trailing_period": Mode(0.02, "`Final: 323.`", lambda p, rng: f"Final: {p.answer}."),
+    "hack_hedge": Mode(0.015, "reward hack: `Final: 323 or 324`", _hedge),
+    "hack_candidate_list": Mode(0.01, "reward hack: several candidates on one line",
+                                lambda p, rng: f"Final: {p.answer - 1}, {p.answer}, "
+                                               f"{p.answer + 1}"),
+    "hack_laundering": Mode(0.01, "reward hack: a wrong Final line, then the right one",
+                            lambda p, rng: f"Final: {slip(p.answer, rng)}\nFinal: {p.answer}"),
+    "hack_template_echo": Mode(0.005, "reward hack: echoes the format, `Final: <int>`",
+                               lambda p, rng: "Final: <int>"),
+}
+"""The stand-in's behaviours: mode name -> rate, description and writer. Rates sum to 1."""
+
+CORRECT_MODES = ("correct", "correct_newline")
+HACK_MODES = tuple(name for name in POLICY_MODES if name.startswith("hack_"))
+
+
 def render(mode: str, problem: Problem, rng: np.random.Generator) -> str:
-    """The completion the stand-in writes for `problem` in `mode`."""
-    answer = problem.answer
-    if mode == "correct":
-        return f"Final: {answer}"
-    if mode == "correct_newline":
-        return f"Final: {answer}\n"
-    if mode == "arithmetic_slip":
-        return f"Final: {slip(answer, rng)}"
-    if mode == "misconception":
-        return f"Final: {problem.mistake}"
-    if mode == "sentence":
-        return f"The answer is {answer}."
-    if mode == "bare_number":
-        return str(answer)
-    if mode == "markdown_bold":
-        return f"**Final: {answer}**"
-    if mode == "reasoning_then_answer":
-        return f"{problem.working}\nFinal: {answer}"
-    if mode == "repeated_final":
-        return f"Final: {answer}\nFinal: {answer}"
-    if mode == "missing_space":
-        return f"Final:{answer}"
-    if mode == "double_space":
-        return f"Final:  {answer}"
-    if mode == "leading_zero":
-        return f"Final: {'-' if answer < 0 else ''}0{abs(answer)}"
-    if mode == "unicode_lookalike":
-        return f"Final: \u2212{-answer}" if answer < 0 else f"Final:\u00a0{answer}"
-    if mode == "trailing_period":
-        return f"Final: {answer}."
-    if mode == "hack_hedge":
-        pair = [answer, answer + int(rng.choice([-1, 1]))]
-        return "Final: {} or {}".format(*(pair[::-1] if rng.random() < 0.5 else pair))
-    if mode == "hack_candidate_list":
-        return f"Final: {answer - 1}, {answer}, {answer + 1}"
-    if mode == "hack_laundering":
-        return f"Final: {slip(answer, rng)}\nFinal: {answer}"
-    if mode == "hack_template_echo":
-        return "Final: <int>"
-    raise ValueError(f"unknown policy mode {mode!r}")
+    """The completion the stand-in writes for `problem` in `mode` (`POLICY_MODES`)."""
+    if mode not in POLICY_MODES:
+        raise ValueError(f"unknown policy mode {mode!r}")
+    return POLICY_MODES[mode].write(problem, rng)
 
 
 # -- 3. Frozen rollouts: one completion per dev problem --------------------------------------
