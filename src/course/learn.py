@@ -42,7 +42,8 @@ clipping, no critic, no value function, no framework: numpy on a CPU.
 
 The module reads top to bottom: `LearnConfig`; the reward of a completion; one update
 (`advantages`, `collect`, `gradient`, `reinforce_step`); training (`train`); measuring a
-policy on fresh samples; the slow-motion story of one update. The canonical runs are written
+policy on fresh samples; the slow-motion story of one update; last, the region of settings
+measured stable (`stability_warning`). The canonical runs are written
 by `course.reports.learn` and its siblings; the command is `course learn`
 (`course.commands.learn`).
 """
@@ -161,40 +162,6 @@ def shared_problems(reward: str, advantage: str, beta: float, lr: float) -> list
     if not (math.isfinite(lr) and lr > 0):
         problems.append(f"lr: must be a finite number > 0, got {lr}")
     return problems
-
-
-STABLE_BETA_LR = 2.0
-"""β · lr at most 2 was stable in 10 of 10 seeds of `scripts/stability_sweep.py` (strict
-reward, 100 steps, β from 0 to 2, lr from 0.3 to 30; stable: no seed below the reference's
-start, pass@1 within 0.10, KL within a factor of 2 or within 0.05 nats). At 3 one seed's KL
-drifted to more than twice the others' (β 1, lr 3), and from 5 on the KL ran away (β 0.5 at
-lr 10, β 2 at lr 3: 1.9 to 7.0 nats). A count over ten seeds, not a guarantee.
-
-Why a product: the penalty pulls each of a problem's own rows back toward the reference like a
-spring of stiffness β (the pull grows with β and with the row's distance), and an update moves
-the row lr times that pull. Gradient steps on a spring are stable only while lr times the
-stiffness stays below 2 (times the softmax's curvature, at most 1): beyond, every step jumps
-past the rest point and lands further out than it started. So a larger β with the same lr can
-make the policy drift *more*, not less."""
-STABLE_LR = 10.0
-"""lr at most 10 was stable at every β that keeps β · lr <= 2; lr 30 ran away even at β = 0."""
-
-
-class UnstableConfigWarning(UserWarning):
-    """A `LearnConfig` outside the region `scripts/stability_sweep.py` measured stable."""
-
-
-def stability_warning(config: LearnConfig) -> str | None:
-    """One line if `config` lies outside the measured stable region (`STABLE_BETA_LR`,
-    `STABLE_LR`), else None."""
-    if config.lr > STABLE_LR:
-        return (f"lr {config.lr:g} is above {STABLE_LR:g}, the largest step size measured "
-                "stable: the KL to the reference may run away")
-    if config.beta * config.lr > STABLE_BETA_LR:
-        return (f"beta x lr = {config.beta * config.lr:g} is above {STABLE_BETA_LR:g}: the KL "
-                f"term overshoots and the policy may drift further, not less (keep lr <= "
-                f"{STABLE_BETA_LR / config.beta:g} at beta {config.beta:g})")
-    return None
 
 
 def trained_prompts(config: LearnConfig, n_problems: int) -> np.ndarray:
@@ -491,6 +458,13 @@ def correct_counts(problems: Sequence[Record], rollouts: Rollouts, per_prompt: i
 
 # -- 6. one update in slow motion -----------------------------------------------------------------
 
+SLOW_MOTION_LEGEND = paragraph(
+    "Columns: t = position; before = the piece's log-probability log π before the update; "
+    "own term = how it changes under this completion's own term A · ∇log π alone; batch = "
+    "how it changes under the whole batch's update. The last row adds up the pieces.")
+"""Printed once, above the table of `slow_motion`."""
+
+
 def slow_motion(learner: Policy, problems: Sequence[Record], config: LearnConfig,
                 rng: np.random.Generator, which: int = 0) -> str:
     """One update told as a story, for completion `which` of the batch: its pieces, and each
@@ -534,8 +508,37 @@ def slow_motion(learner: Policy, problems: Sequence[Record], config: LearnConfig
     return "\n".join(lines)
 
 
-SLOW_MOTION_LEGEND = paragraph(
-    "Columns: t = position; before = the piece's log-probability log π before the update; "
-    "own term = how it changes under this completion's own term A · ∇log π alone; batch = "
-    "how it changes under the whole batch's update. The last row adds up the pieces.")
-"""Printed once, above the table of `slow_motion`."""
+# -- 7. where training is stable: a region measured over seeds, not a guarantee -------------------
+
+STABLE_BETA_LR = 2.0
+"""β · lr at most 2 was stable in 10 of 10 seeds of `scripts/stability_sweep.py` (strict
+reward, 100 steps, β from 0 to 2, lr from 0.3 to 30; stable: no seed below the reference's
+start, pass@1 within 0.10, KL within a factor of 2 or within 0.05 nats). At 3 one seed's KL
+drifted to more than twice the others' (β 1, lr 3), and from 5 on the KL ran away (β 0.5 at
+lr 10, β 2 at lr 3: 1.9 to 7.0 nats). A count over ten seeds, not a guarantee.
+
+Why a product: the penalty pulls each of a problem's own rows back toward the reference like a
+spring of stiffness β (the pull grows with β and with the row's distance), and an update moves
+the row lr times that pull. Gradient steps on a spring are stable only while lr times the
+stiffness stays below 2 (times the softmax's curvature, at most 1): beyond, every step jumps
+past the rest point and lands further out than it started. So a larger β with the same lr can
+make the policy drift *more*, not less."""
+STABLE_LR = 10.0
+"""lr at most 10 was stable at every β that keeps β · lr <= 2; lr 30 ran away even at β = 0."""
+
+
+class UnstableConfigWarning(UserWarning):
+    """A `LearnConfig` outside the region `scripts/stability_sweep.py` measured stable."""
+
+
+def stability_warning(config: LearnConfig) -> str | None:
+    """One line if `config` lies outside the measured stable region (`STABLE_BETA_LR`,
+    `STABLE_LR`), else None."""
+    if config.lr > STABLE_LR:
+        return (f"lr {config.lr:g} is above {STABLE_LR:g}, the largest step size measured "
+                "stable: the KL to the reference may run away")
+    if config.beta * config.lr > STABLE_BETA_LR:
+        return (f"beta x lr = {config.beta * config.lr:g} is above {STABLE_BETA_LR:g}: the KL "
+                f"term overshoots and the policy may drift further, not less (keep lr <= "
+                f"{STABLE_BETA_LR / config.beta:g} at beta {config.beta:g})")
+    return None
