@@ -201,3 +201,27 @@ def test_a_demonstration_is_an_earlier_exchange_in_the_chat_template() -> None:
         "<|im_start|>assistant\nFinal: 7<|im_end|>\n"
         "<|im_start|>user\nCompute 1+2.<|im_end|>\n"
         "<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    (lambda made, folder: made["files"]["data/smollm/dev_final_greedy.jsonl"].update(
+        problems="data/../../etc/passwd"), "must be one of data/problems/dev.jsonl"),
+    (lambda made, folder: made["files"].update({"data/smollm/../../x.jsonl": {}}),
+     "must name a file of data/smollm/"),
+    (lambda made, folder: made["files"].update({"data/smollm/odd.jsonl": "not an object"}),
+     "must name a file of data/smollm/"),
+    (lambda made, folder: (folder / "dev_final_greedy.jsonl").unlink() or (
+        folder / "dev_final_greedy.jsonl").symlink_to(folder / "dev_final_t0.7.jsonl"),
+     "must be a plain file"),
+])
+def test_a_hostile_record_of_the_model_data_is_refused_in_one_line(tmp_path: Path, edit,
+                                                                   problem: str) -> None:
+    shutil.copytree(DATA_DIR / "problems", tmp_path / "problems")
+    folder = tmp_path / "smollm"
+    shutil.copytree(DATA_DIR / "smollm", folder)
+    made = json.loads((folder / "made.json").read_text())
+    edit(made, folder)
+    (folder / "made.json").write_text(json.dumps(made))
+    with pytest.raises(DataError) as caught:
+        smollm_data.entries(folder)
+    assert problem in str(caught.value) and "\n" not in str(caught.value)

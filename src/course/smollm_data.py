@@ -19,11 +19,20 @@ version V (`PROMPT_VERSIONS`):
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from course.data import DataError, load_pack, load_problems, load_rollouts, parse_json
+from course.data import (
+    MAX_FILE_BYTES,
+    DataError,
+    load_pack,
+    load_problems,
+    load_rollouts,
+    parse_json,
+)
 from course.jsonfiles import ascii_jsonl_bytes, json_bytes
 from course.paths import DATA_DIR, REPO_ROOT, sha256_bytes
 from course.prompts import INSTRUCTION, PROMPT_VERSION
@@ -164,18 +173,32 @@ def entries(folder: Path = FOLDER) -> dict[str, dict[str, Any]]:
     made = parse_json(made_path.read_text(encoding="utf-8"), made_path, None)
     if not isinstance(made, dict) or not isinstance(made.get("files"), dict):
         raise DataError(made_path, None, "files", "missing or not an object")
+    splits = {f"data/problems/{split}.jsonl": split for split in SPLITS}
     for key, entry in made["files"].items():
-        path = folder / Path(key).name
-        if not path.is_file():
-            raise DataError(made_path, None, f"files.{key}", "names a missing file")
+        field = f"files.{key!r:.60}"
+        name = Path(key).name
+        if key != f"data/smollm/{name}" or not isinstance(entry, dict):
+            raise DataError(made_path, None, field, "must name a file of data/smollm/ and "
+                            "describe it in an object")
+        path = folder / name
+        try:
+            status = os.lstat(path)
+        except OSError:
+            raise DataError(made_path, None, field, "names a missing file") from None
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_FILE_BYTES:
+            raise DataError(path, None, None, "must be a plain file of at most "
+                            f"{MAX_FILE_BYTES:,} bytes (not a link, a folder or a device)")
         if sha256_bytes(path.read_bytes()) != entry.get("sha256"):
             raise DataError(path, None, "sha256", "differs from made.json's: the file was "
                             "edited; run scripts/make_smollm_data.py again")
-        load = load_rollouts if key.endswith("_greedy.jsonl") else load_pack
-        split = folder.parent / str(entry.get("problems")).removeprefix("data/")
-        known = {p["id"] for p in load_problems(split)} if split.is_file() else set()
+        if entry.get("problems") not in splits:
+            raise DataError(made_path, None, f"{field}.problems",
+                            f"must be one of {', '.join(splits)}")
+        known = {p["id"] for p in load_problems(folder.parent / "problems"
+                                                / f"{splits[entry['problems']]}.jsonl")}
+        load = load_rollouts if name.endswith("_greedy.jsonl") else load_pack
         for line, record in enumerate(load(path), start=1):
             if record["id"] not in known:
                 raise DataError(path, line, "id", f"{record['id']!r:.60} is not a problem of "
-                                f"{entry.get('problems')!r:.60}")
+                                f"{entry['problems']}")
     return dict(made["files"])
