@@ -17,7 +17,6 @@ import pytest
 
 from course import progress, runs
 from course.cli import main
-from course.commands import runs as command
 from course.paths import RUNS_DIR
 from course.reports import canonical
 
@@ -128,7 +127,8 @@ def test_stdout_keeps_each_difference_and_no_progress(monkeypatch, capsys):
 
 
 def test_a_run_without_a_readable_manifest_is_named_without_a_kind():
-    assert command._kind("run_001") == "eval" and command._kind("run_999") == ""
+    assert canonical.committed_kind("run_001") == "eval"
+    assert canonical.committed_kind("run_999") == ""
 
 
 def test_a_long_run_shows_how_far_it_has_got_and_the_time_left(monkeypatch, capsys, tmp_path):
@@ -136,7 +136,7 @@ def test_a_long_run_shows_how_far_it_has_got_and_the_time_left(monkeypatch, caps
     long runs count): in a log, while it runs, a line every HEARTBEAT seconds (0 here) says
     how many units are done and estimates the time left."""
     log = tmp_path / "stderr.txt"
-    monkeypatch.setattr(command._Progress, "HEARTBEAT", 0.0)
+    monkeypatch.setattr(progress.RunsStatus, "HEARTBEAT", 0.0)
 
     def counting() -> runs.RunFiles:
         for done in progress.Tally(3).counted(range(3)):
