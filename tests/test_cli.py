@@ -189,3 +189,54 @@ def test_a_reader_that_stops_reading_is_not_an_error():
     done = subprocess.run(["bash", "-c", f"{sys.executable} -m course runs list | head -2"],
                           capture_output=True, text=True, timeout=120)
     assert done.stderr == "" and len(done.stdout.splitlines()) == 2, done
+
+
+# -- options generated from the configs (course.commands.config_options) ---------------------
+
+def _subparser(command: str):  # type: ignore[no-untyped-def]
+    import argparse
+
+    from course.cli import build_parser
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices[command]
+
+
+@pytest.mark.parametrize("command", ["mdp", "kl"])
+def test_a_commands_options_are_its_configs_fields(command):
+    import dataclasses
+    import importlib
+
+    from course.commands.config_options import config_of, field_docs, option
+    module = importlib.import_module(f"course.commands.{command}")
+    config = {"mdp": "MDPConfig", "kl": "KLConfig"}[command]
+    config_type = getattr(module, config)
+    parser = _subparser(command)
+    actions = {a.dest: a for a in parser._actions}
+    docs = field_docs(config_type)
+    defaults = {f.name: f.default for f in dataclasses.fields(config_type)}
+    for name in module.OPTIONS:
+        action = actions[name]
+        assert action.option_strings == [option(name)]
+        assert action.default == defaults[name]
+        assert action.help == f"{docs[name]} (default {defaults[name]})"
+        assert "`" not in action.help
+    # with no option given, the command runs the canonical config
+    assert config_of(config_type, parser.parse_args([]), module.OPTIONS) == config_type()
+
+
+def test_every_help_fits_80_columns(monkeypatch):
+    import argparse
+
+    from course.cli import build_parser
+    monkeypatch.setenv("COLUMNS", "80")
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in {"course": parser, **subparsers.choices}.items():
+        text = command.format_help()
+        assert max(len(line) for line in text.splitlines()) <= 80, (name, text)
+
+
+def test_a_value_the_config_refuses_is_one_line(capsys):
+    code, _out, err = run(capsys, "mdp", "--episodes", "0")
+    assert code == 2 and err.count("\n") == 1 and "episodes" in err

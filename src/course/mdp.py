@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,8 @@ TRAJECTORIES = tuple(itertools.product(range(2), range(2)))
 MAX_EPISODES = 100_000
 """Upper bound on `episodes`, far above the canonical 300: every episode is kept for the log
 and the curves (about 260 MB and 10 s for a saved run at this bound)."""
+BASELINES = ("none", "running")
+"""The baselines `MDPConfig.baseline` may name."""
 
 
 def next_state(a1: int) -> int:
@@ -69,7 +71,7 @@ class MDPConfig:
     """Learning rate on the logits, > 0. Useful range here: about 0.1 to 2."""
     episodes: int = 300
     """Number of episodes, one REINFORCE update each, 1 to `MAX_EPISODES`."""
-    baseline: str = "running"
+    baseline: str = field(default="running", metadata={"choices": BASELINES})
     """`none` (b = 0) or `running` (running mean of past returns, starting at 0)."""
     baseline_alpha: float = 0.1
     """Decay α of the running mean, b <- (1 - α) b + α G, in (0, 1]."""
@@ -82,8 +84,9 @@ class MDPConfig:
             problems.append(f"lr: must be a finite number > 0, got {self.lr}")
         problems += filter(None, [count_problem("episodes", self.episodes, 1, MAX_EPISODES,
                                                 "every episode is kept for the log")])
-        if self.baseline not in ("none", "running"):
-            problems.append(f"baseline: must be none or running, got {self.baseline!r}")
+        if self.baseline not in BASELINES:
+            problems.append(f"baseline: must be one of {', '.join(BASELINES)}, "
+                            f"got {self.baseline!r}")
         if not 0.0 < self.baseline_alpha <= 1.0:
             problems.append(f"baseline_alpha: must be in (0, 1], got {self.baseline_alpha}")
         if self.seed < 0:

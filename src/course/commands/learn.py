@@ -75,7 +75,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--model", choices=MODELS, default="table",
                         help="table (default): the token policy; tiny-lm: the tiny transformer")
     parser.add_argument("--reward", choices=list(RUBRICS), default=LearnConfig.reward,
-                        help="what pays (default strict); a rubric makes strict a measurement")
+                        metavar="REWARD",
+                        help=f"what pays: {', '.join(RUBRICS)} (default strict); a rubric "
+                             "makes strict a measurement")
     parser.add_argument("--beta", type=float, default=LearnConfig.beta,
                         help="KL coefficient toward the reference (default 0)")
     parser.add_argument("--lr", type=float,

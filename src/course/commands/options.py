@@ -8,6 +8,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,6 +29,23 @@ def add_output_arguments(parser: Any, required: bool = False) -> None:
     parser.add_argument("--note", required=required,
                         help="the one change versus the previous run, in a sentence "
                              "(required with --out)")
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a command saves its run (`--out`) and the one change it records (`--note`)."""
+
+    folder: Path | None
+    """The new run folder; None: the command only prints."""
+    note: str
+    """The note, when `folder` is given ("" otherwise)."""
+
+
+def output_of(values: argparse.Namespace) -> Output:
+    """`--out` and `--note`, refused before any work when they cannot be used
+    (`check_output_arguments`)."""
+    check_output_arguments(values)
+    return Output(values.out, values.note or "")
 
 
 def check_output_arguments(args: Any) -> None:

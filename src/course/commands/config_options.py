@@ -1,0 +1,80 @@
+"""Command-line options made from a config dataclass, so that each option has one source.
+
+A lesson's config (`course.bandit.BanditConfig`, `course.mdp.MDPConfig`, ...) states every
+setting once: its name, type and default in the field, what it means and its range in the
+docstring under it. `add_options` makes the option of each field a command exposes from exactly
+that: `--batch-size` from `batch_size`, its type and default from the field, its help from the
+docstring (a constant it names in backticks, such as `MAX_STEPS`, shown with its value), and its
+choices from the field's metadata (`field(metadata={"choices": ...})`, read by the config's own
+check too). `config_of` builds the config back from the parsed values; the config's checks
+refuse a bad one in one line (`course.commands.options.make_config`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import itertools
+import re
+import sys
+import textwrap
+import typing
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from course.commands.options import make_config
+
+C = TypeVar("C")
+
+_NAMED_CONSTANT = re.compile(r"`([A-Z][A-Z0-9_]*)`")
+"""A module constant named in a docstring, in backticks."""
+
+
+def field_docs(config: type) -> dict[str, str]:
+    """Each field's docstring, on one line: the string that follows the field in the class's
+    source. A constant of the config's module named in backticks is replaced by its value
+    (`1 to MAX_STEPS` reads `1 to 10,000`); other backticks are dropped."""
+    module = sys.modules[config.__module__]
+    body = ast.parse(textwrap.dedent(inspect.getsource(config))).body[0]
+    assert isinstance(body, ast.ClassDef)
+
+    def shown(match: re.Match[str]) -> str:
+        value = getattr(module, match[1], None)
+        return f"{value:,}" if isinstance(value, int | float) else match[1]
+
+    docs = {}
+    for statement, following in itertools.pairwise(body.body):
+        if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)):
+            text = _NAMED_CONSTANT.sub(shown, " ".join(following.value.value.split()))
+            docs[statement.target.id] = text.replace("`", "")
+    return docs
+
+
+def option(name: str) -> str:
+    """The option of a field: `--batch-size` for `batch_size`."""
+    return "--" + name.replace("_", "-")
+
+
+def add_options(parser: argparse.ArgumentParser, config: type, names: Sequence[str]) -> None:
+    """An option for each field of `config` named in `names`: its type, default, choices and
+    help all read from the field (`field_docs`)."""
+    docs = field_docs(config)
+    kinds = typing.get_type_hints(config)
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    for name in names:
+        field = fields[name]
+        choices = field.metadata.get("choices")
+        parser.add_argument(option(name), dest=name, type=kinds[name], default=field.default,
+                            choices=choices, metavar="|".join(choices) if choices else None,
+                            help=f"{docs[name]} (default {field.default})")
+
+
+def config_of(config: type[C], values: argparse.Namespace, names: Sequence[str],
+              **others: Any) -> C:
+    """The config from the parsed options of `names` (and `others`, set by the command)."""
+    return make_config(config, **{name: getattr(values, name) for name in names}, **others)
