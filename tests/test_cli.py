@@ -202,14 +202,14 @@ def _subparser(command: str):  # type: ignore[no-untyped-def]
     return subparsers.choices[command]
 
 
-@pytest.mark.parametrize("command", ["mdp", "kl"])
+@pytest.mark.parametrize("command", ["mdp", "kl", "goodhart"])
 def test_a_commands_options_are_its_configs_fields(command):
     import dataclasses
     import importlib
 
     from course.commands.config_options import config_of, field_docs, option
     module = importlib.import_module(f"course.commands.{command}")
-    config = {"mdp": "MDPConfig", "kl": "KLConfig"}[command]
+    config = {"mdp": "MDPConfig", "kl": "KLConfig", "goodhart": "GoodhartConfig"}[command]
     config_type = getattr(module, config)
     parser = _subparser(command)
     actions = {a.dest: a for a in parser._actions}
@@ -219,7 +219,8 @@ def test_a_commands_options_are_its_configs_fields(command):
         action = actions[name]
         assert action.option_strings == [option(name)]
         assert action.default == defaults[name]
-        assert action.help == f"{docs[name]} (default {defaults[name]})"
+        assert action.help.startswith(docs[name])
+        assert action.help.endswith(f" (default {defaults[name]})")
         assert "`" not in action.help
     # with no option given, the command runs the canonical config
     assert config_of(config_type, parser.parse_args([]), module.OPTIONS) == config_type()
@@ -237,6 +238,8 @@ def test_every_help_fits_80_columns(monkeypatch):
         assert max(len(line) for line in text.splitlines()) <= 80, (name, text)
 
 
-def test_a_value_the_config_refuses_is_one_line(capsys):
-    code, _out, err = run(capsys, "mdp", "--episodes", "0")
-    assert code == 2 and err.count("\n") == 1 and "episodes" in err
+@pytest.mark.parametrize("argv", [["mdp", "--episodes", "0"], ["mdp", "--baseline", "batch"],
+                                  ["goodhart", "--proxy", "strict"]])
+def test_a_value_the_config_refuses_is_one_line(argv, capsys):
+    code, _out, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and argv[1][2:] in err

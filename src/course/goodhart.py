@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ from course.rubrics import RUBRICS
 from course.scorer import score
 
 STYLES = ("honest", "vague", "spray")
+WEAK_RUBRICS = tuple(sorted(set(RUBRICS) - {"strict"}))
+"""The rubrics the toy may optimise: every one but the strict scorer."""
 
 MAX_STEPS = 10_000
 """Upper bound on `steps`, far above the canonical 300: every step is kept for the curves
@@ -51,8 +53,8 @@ MAX_STEPS = 10_000
 class GoodhartConfig:
     """Settings of the Goodhart toy. Defaults make the canonical run_008."""
 
-    proxy: str = "answer_anywhere"
-    """The weak rubric optimised as the reward: a key of `course.rubrics.RUBRICS`."""
+    proxy: str = field(default="answer_anywhere", metadata={"choices": WEAK_RUBRICS})
+    """The weak rubric optimised as the reward (not strict: that one is only measured)."""
     competence: float = 0.7
     """P(the policy's guess is the right answer), in [0, 1]; otherwise the guess slips."""
     initial_logits: tuple[float, float, float] = (0.0, 2.0, -1.5)
@@ -71,10 +73,9 @@ class GoodhartConfig:
     """The prompts the policy answers."""
 
     def __post_init__(self) -> None:
-        weak = sorted(set(RUBRICS) - {"strict"})
         problems = []
-        if self.proxy not in weak:
-            problems.append(f"proxy: must be a weak rubric, one of {', '.join(weak)}; "
+        if self.proxy not in WEAK_RUBRICS:
+            problems.append(f"proxy: must be a weak rubric, one of {', '.join(WEAK_RUBRICS)}; "
                             f"got {self.proxy!r}")
         if not 0.0 <= self.competence <= 1.0:
             problems.append(f"competence: must be in [0, 1], got {self.competence}")

@@ -4,10 +4,11 @@ A lesson's config (`course.bandit.BanditConfig`, `course.mdp.MDPConfig`, ...) st
 setting once: its name, type and default in the field, what it means and its range in the
 docstring under it. `add_options` makes the option of each field a command exposes from exactly
 that: `--batch-size` from `batch_size`, its type and default from the field, its help from the
-docstring (a constant it names in backticks, such as `MAX_STEPS`, shown with its value), and its
-choices from the field's metadata (`field(metadata={"choices": ...})`, read by the config's own
-check too). `config_of` builds the config back from the parsed values; the config's checks
-refuse a bad one in one line (`course.commands.options.make_config`).
+docstring (a constant it names in backticks, such as `MAX_STEPS`, shown with its value), and the
+values it may take, listed in its help unless the docstring names them, from the field's
+metadata (`field(metadata={"choices": ...})`). `config_of` builds the config back from the
+parsed values, and the config's own checks refuse a bad one, choices included, in one line
+(`course.commands.options.make_config`), so that every refusal reads the same.
 """
 
 from __future__ import annotations
@@ -68,10 +69,11 @@ def add_options(parser: argparse.ArgumentParser, config: type, names: Sequence[s
     fields = {f.name: f for f in dataclasses.fields(config)}
     for name in names:
         field = fields[name]
-        choices = field.metadata.get("choices")
+        choices = field.metadata.get("choices", ())
+        named = [choice for choice in choices if choice not in docs[name]]
+        listed = f" One of: {', '.join(choices)}." if named else ""
         parser.add_argument(option(name), dest=name, type=kinds[name], default=field.default,
-                            choices=choices, metavar="|".join(choices) if choices else None,
-                            help=f"{docs[name]} (default {field.default})")
+                            help=f"{docs[name]}{listed} (default {field.default})")
 
 
 def config_of(config: type[C], values: argparse.Namespace, names: Sequence[str],

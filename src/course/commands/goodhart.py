@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
-from course.commands.options import add_output_arguments, check_output_arguments, make_config
+from course.commands.config_options import add_options, config_of
+from course.commands.options import Output, add_output_arguments, output_of
 from course.formatting import paragraph
 from course.goodhart import GoodhartConfig, simulate
 from course.reports.goodhart import build_run, summarise
 from course.runs import write_run
+
+OPTIONS = ("proxy", "steps", "seed")
+"""The fields of `GoodhartConfig` the command line sets (the others keep run_008's values)."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "goodhart", help="optimise a hackable proxy and watch the true goal (Goodhart's law)",
         description="Train a style policy on a weak rubric and measure it with the strict scorer.")
-    parser.add_argument("--proxy", default=GoodhartConfig.proxy, help="weak rubric to optimise")
-    parser.add_argument("--steps", type=int, default=GoodhartConfig.steps)
-    parser.add_argument("--seed", type=int, default=GoodhartConfig.seed)
+    add_options(parser, GoodhartConfig, OPTIONS)
     add_output_arguments(parser)
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_parsed)
 
 
 def legend(proxy: str) -> str:
@@ -29,11 +32,14 @@ def legend(proxy: str) -> str:
                      "N steps; peak = where true is highest.")
 
 
-def _main(args: Any) -> int:
-    check_output_arguments(args)
-    config = make_config(GoodhartConfig, proxy=args.proxy, steps=args.steps, seed=args.seed)
-    if args.out is not None:
-        write_run(args.out, build_run(config, args.note))
+def _parsed(values: argparse.Namespace) -> int:
+    output = output_of(values)
+    return _main(config_of(GoodhartConfig, values, OPTIONS), output)
+
+
+def _main(config: GoodhartConfig, output: Output) -> int:
+    if output.folder is not None:
+        write_run(output.folder, build_run(config, output.note))
     summary = summarise(config, simulate(config))
     start, peak, end = summary["start"], summary["peak"], summary["end"]
     print(f"optimising {config.proxy}; measuring the strict scorer")
