@@ -202,28 +202,35 @@ def _subparser(command: str):  # type: ignore[no-untyped-def]
     return subparsers.choices[command]
 
 
-@pytest.mark.parametrize("command", ["mdp", "kl", "goodhart"])
+@pytest.mark.parametrize("command", ["mdp", "kl", "goodhart", "selection", "evaluation"])
 def test_a_commands_options_are_its_configs_fields(command):
     import dataclasses
     import importlib
 
-    from course.commands.config_options import config_of, field_docs, option
+    from course.commands.config_options import config_of, field_docs, option, shown_default
     module = importlib.import_module(f"course.commands.{command}")
-    config = {"mdp": "MDPConfig", "kl": "KLConfig", "goodhart": "GoodhartConfig"}[command]
+    config = {"mdp": "MDPConfig", "kl": "KLConfig", "goodhart": "GoodhartConfig",
+              "selection": "SelectionConfig", "evaluation": "EvalConfig"}[command]
     config_type = getattr(module, config)
-    parser = _subparser(command)
+    parser = _subparser({"selection": "select", "evaluation": "eval"}.get(command, command))
     actions = {a.dest: a for a in parser._actions}
     docs = field_docs(config_type)
     defaults = {f.name: f.default for f in dataclasses.fields(config_type)}
     for name in module.OPTIONS:
         action = actions[name]
         assert action.option_strings == [option(name)]
-        assert action.default == defaults[name]
         assert action.help.startswith(docs[name])
-        assert action.help.endswith(f" (default {defaults[name]})")
+        if defaults[name] is dataclasses.MISSING:
+            assert action.required and "(default" not in action.help
+            continue
+        assert action.default == defaults[name]
+        assert action.help.endswith(f" (default {shown_default(defaults[name])})")
         assert "`" not in action.help
     # with no option given, the command runs the canonical config
-    assert config_of(config_type, parser.parse_args([]), module.OPTIONS) == config_type()
+    if command == "evaluation":
+        return                                  # no defaults for what it measures
+    given = parser.parse_args(["--out", "x", "--note", "n"] if command == "selection" else [])
+    assert config_of(config_type, given, module.OPTIONS) == config_type()
 
 
 def test_every_help_fits_80_columns(monkeypatch):

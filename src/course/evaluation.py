@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +60,10 @@ class EvalConfig:
     provenance: Path | None = None
     """A JSON file `{made_by, prompt_version, sampling}` describing completions that
     `data/provenance.json` does not list (a real model's, say); see `data.origin`."""
-    scorer: str = SCORER_VERSION
-    """The scorer version that measures, a key of `SCORERS`; recorded as the manifest's
-    `scorer_version`, so `course compare` refuses to put runs of two versions side by side."""
+    scorer: str = field(default=SCORER_VERSION, metadata={"choices": tuple(SCORERS)})
+    """The scorer version that measures (the older ones for forensics only); recorded as the
+    manifest's `scorer_version`, so `course compare` refuses to put runs of two versions side
+    by side."""
 
     def __post_init__(self) -> None:
         if self.scorer not in SCORERS:

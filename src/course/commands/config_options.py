@@ -21,11 +21,14 @@ import itertools
 import re
 import sys
 import textwrap
+import types
 import typing
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from course.commands.options import make_config
+from course.paths import display_path
 
 C = TypeVar("C")
 
@@ -62,8 +65,9 @@ def option(name: str) -> str:
 
 
 def add_options(parser: argparse.ArgumentParser, config: type, names: Sequence[str]) -> None:
-    """An option for each field of `config` named in `names`: its type, default, choices and
-    help all read from the field (`field_docs`)."""
+    """An option for each field of `config` named in `names`: its type, default (a field
+    without one makes a required option), choices and help all read from the field
+    (`field_docs`)."""
     docs = field_docs(config)
     kinds = typing.get_type_hints(config)
     fields = {f.name: f for f in dataclasses.fields(config)}
@@ -72,8 +76,22 @@ def add_options(parser: argparse.ArgumentParser, config: type, names: Sequence[s
         choices = field.metadata.get("choices", ())
         named = [choice for choice in choices if choice not in docs[name]]
         listed = f" One of: {', '.join(choices)}." if named else ""
-        parser.add_argument(option(name), dest=name, type=kinds[name], default=field.default,
-                            help=f"{docs[name]}{listed} (default {field.default})")
+        required = field.default is dataclasses.MISSING
+        shown = "" if required else f" (default {shown_default(field.default)})"
+        parser.add_argument(option(name), dest=name, type=_kind(kinds[name]),
+                            required=required, default=None if required else field.default,
+                            help=f"{docs[name]}{listed}{shown}")
+
+
+def _kind(hint: Any) -> Any:
+    """What argparse converts an option's text with: the field's type, or for `T | None` T."""
+    members = [member for member in typing.get_args(hint) if member is not type(None)]
+    return members[0] if isinstance(hint, types.UnionType) and len(members) == 1 else hint
+
+
+def shown_default(default: Any) -> str:
+    """A default as the help shows it: a path from the repository's root."""
+    return display_path(default) if isinstance(default, Path) else str(default)
 
 
 def config_of(config: type[C], values: argparse.Namespace, names: Sequence[str],

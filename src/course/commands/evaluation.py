@@ -3,16 +3,19 @@ compared only inside the Locked Room."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from course.commands.config_options import add_options, config_of
 from course.commands.options import (
+    Output,
     add_output_arguments,
     add_provenance_argument,
     check_output_arguments,
-    make_config,
+    output_of,
     warn_unknown_origin,
 )
 from course.evaluation import EvalConfig
@@ -22,8 +25,9 @@ from course.paths import display_path
 from course.reports import comparison
 from course.reports.evaluation import RESULTS, write_results
 from course.runs import RunFiles, write_run, write_streamed_run
-from course.scorer import SCORER_VERSION
-from course.scorers import SCORERS
+
+OPTIONS = ("problems", "rollouts", "scorer")
+"""The fields of `EvalConfig` the command line sets (with `--provenance` and `--out`)."""
 
 
 def register(subparsers: Any) -> None:
@@ -31,15 +35,10 @@ def register(subparsers: Any) -> None:
         "eval", help="Loop A: score frozen rollouts and save a run folder",
         description="Score one rollout per problem with the strict verifier and write "
                     "results.jsonl, summary.json, manifest.json and README.md to --out.")
-    parser.add_argument("--problems", type=Path, required=True, help="problems JSONL file")
-    parser.add_argument("--rollouts", type=Path, required=True,
-                        help="rollouts JSONL file: {id, completion} per line")
+    add_options(parser, EvalConfig, OPTIONS)
     add_provenance_argument(parser, "rollouts")
-    parser.add_argument("--scorer", default=SCORER_VERSION, metavar="VERSION",
-                        help=f"the scorer version that measures (default {SCORER_VERSION}; "
-                             f"known: {', '.join(SCORERS)}, the older ones for forensics only)")
     add_output_arguments(parser, required=True)
-    parser.set_defaults(func=_eval_main)
+    parser.set_defaults(func=_eval_parsed)
 
     parser = subparsers.add_parser(
         "compare", help="compare two eval runs under the Locked Room Rule",
@@ -51,17 +50,21 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_compare_main)
 
 
-def _eval_main(args: Any) -> int:
-    config = make_config(EvalConfig, problems=args.problems, rollouts=args.rollouts,
-                         out=args.out, provenance=args.provenance, scorer=args.scorer)
-    check_output_arguments(args)  # fail before the work, not after it
+def _eval_parsed(values: argparse.Namespace) -> int:
+    config = config_of(EvalConfig, values, OPTIONS, out=values.out,
+                       provenance=values.provenance)
+    return _eval_main(config, output_of(values))  # refused before the work, not after it
+
+
+def _eval_main(config: EvalConfig, output: Output) -> int:
+    assert output.folder is not None            # --out is required
     files: RunFiles = {}             # the run's files but its results, which are streamed
 
     def produce(sink: BinaryIO) -> RunFiles:
-        files.update(write_results(config, args.note, sink))  # read below: summary, manifest
+        files.update(write_results(config, output.note, sink))  # read below: summary, manifest
         return files
 
-    path = write_streamed_run(args.out, RESULTS, produce)
+    path = write_streamed_run(output.folder, RESULTS, produce)
     warn_unknown_origin("eval", config.rollouts, files)
     summary = json.loads(files["summary.json"])
     lo, hi = summary["pass_rate_ci95"]

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
-from pathlib import Path
 from typing import Any
 
+from course.commands.config_options import add_options, config_of
 from course.commands.options import (
+    Output,
     add_output_arguments,
     add_provenance_argument,
-    check_output_arguments,
-    make_config,
+    output_of,
     warn_unknown_origin,
 )
 from course.formatting import COLUMNS, fill, one_line, paragraph
@@ -27,28 +28,32 @@ LEGEND = paragraph(
 """Printed once, above the table."""
 
 
+OPTIONS = ("pack", "problems", "seed")
+"""The fields of `SelectionConfig` the command line sets (and `--provenance`, with its own
+help); the N values compared keep run_002's."""
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "select", help="Loop B: Best-of-N, pass@k and two controls on a frozen pack",
         description="Score a frozen selection pack, compare N=1, Best-of-N, a random pick and "
                     "majority vote, and save the run folder. The policy does not change.")
-    defaults = SelectionConfig()
-    parser.add_argument("--pack", type=Path, default=defaults.pack, help="selection pack JSONL")
-    parser.add_argument("--problems", type=Path, default=defaults.problems,
-                        help="problems JSONL with the expected answers")
-    parser.add_argument("--seed", type=int, default=defaults.seed,
-                        help="seed of the random-pick control")
+    add_options(parser, SelectionConfig, OPTIONS)
     add_provenance_argument(parser, "pack's samples")
     add_output_arguments(parser, required=True)
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_parsed)
 
 
-def _main(args: Any) -> int:
-    check_output_arguments(args)
-    config = make_config(SelectionConfig, pack=args.pack, problems=args.problems, seed=args.seed,
-                         provenance=args.provenance)
-    files = build_run(config, args.note)
-    path = write_run(args.out, files)
+def _parsed(values: argparse.Namespace) -> int:
+    output = output_of(values)
+    return _main(config_of(SelectionConfig, values, OPTIONS, provenance=values.provenance),
+                 output)
+
+
+def _main(config: SelectionConfig, output: Output) -> int:
+    assert output.folder is not None            # --out is required
+    files = build_run(config, output.note)
+    path = write_run(output.folder, files)
     warn_unknown_origin("select", config.pack, files)
     summary = json.loads(files["summary.json"])
     print(LEGEND)
