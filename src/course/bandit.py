@@ -29,7 +29,7 @@ log-probability gradient of the action that was actually sampled.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,7 @@ class BanditConfig:
     """Learning rate (step size on the logits), > 0. Useful range here: about 0.1 to 2."""
     steps: int = 300
     """Number of updates, 1 to `MAX_STEPS`."""
-    baseline: str = "running"
+    baseline: str = field(default="running", metadata={"choices": BASELINES})
     """`none` (b = 0), `running` (b = running mean of past rewards), or `batch` (b = mean reward
     of the current batch; needs batch_size >= 2)."""
     batch_size: int = 1

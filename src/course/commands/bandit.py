@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import numpy as np
 
 from course.bandit import (
     ADVANTAGE_SIGN_NOTE,
-    BASELINES,
     BanditConfig,
     fast_log,
     setup_lines,
     slow_motion_log,
     train,
 )
-from course.commands.options import add_output_arguments, check_output_arguments, make_config
+from course.commands.config_options import add_options, config_of
+from course.commands.options import Output, add_output_arguments, output_of
 from course.formatting import one_line
 from course.paths import display_path
 from course.reports.bandit import build_run
 from course.runs import write_run
+
+OPTIONS = ("steps", "baseline", "lr", "batch_size", "seed")
+"""The fields of `BanditConfig` the command line sets (the ablation keeps run_003's)."""
+SLOW_MOTION_STEPS = 10
+"""Steps told as a story by `--slow-motion` when `--steps` does not say."""
 
 
 def register(subparsers: Any) -> None:
@@ -28,31 +34,32 @@ def register(subparsers: Any) -> None:
         description="Train a softmax policy over completion styles with REINFORCE and print "
                     "the story. Writes a run folder only with --out.")
     parser.add_argument("--slow-motion", action="store_true",
-                        help="tell every step as a story (default 10 steps)")
-    parser.add_argument("--steps", type=int, help="number of updates (default 300)")
-    parser.add_argument("--baseline", choices=BASELINES, default="running",
-                        help="how b is chosen (default running)")
-    parser.add_argument("--lr", type=float, default=BanditConfig.lr, help="learning rate")
-    parser.add_argument("--batch-size", type=int, default=1, help="samples per update")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+                        help=f"tell every step as a story ({SLOW_MOTION_STEPS} steps unless "
+                             "--steps says)")
+    add_options(parser, BanditConfig, OPTIONS)
+    parser.set_defaults(steps=None)             # None: the slow-motion rule above decides
     parser.add_argument("--log-every-step", action="store_true",
                         help="fast mode: print a one-line summary of every step")
     add_output_arguments(parser)  # the saved run also holds the baseline ablation
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_parsed)
 
 
-def _main(args: Any) -> int:
-    check_output_arguments(args)
-    steps = args.steps if args.steps is not None else (10 if args.slow_motion else 300)
-    config = make_config(BanditConfig, lr=args.lr, steps=steps, baseline=args.baseline,
-                         batch_size=args.batch_size, seed=args.seed)
+def _parsed(values: argparse.Namespace) -> int:
+    output = output_of(values)
+    if values.steps is None:
+        values.steps = SLOW_MOTION_STEPS if values.slow_motion else BanditConfig.steps
+    config = config_of(BanditConfig, values, OPTIONS)
+    return _main(config, values.slow_motion, values.log_every_step, output)
+
+
+def _main(config: BanditConfig, slow_motion: bool, every_step: bool, output: Output) -> int:
     history = train(config, np.random.default_rng(config.seed))  # same draws as build_run's
-    if args.slow_motion:
+    if slow_motion:
         print(slow_motion_log(history, config))
     else:
         print("\n".join([*setup_lines(config), ADVANTAGE_SIGN_NOTE]))  # once, as in slow motion
-        print(fast_log(history, config, every=1 if args.log_every_step else max(1, steps // 10)))
-    if args.out is not None:
-        path = write_run(args.out, build_run(config, args.note))
+        print(fast_log(history, config, every=1 if every_step else max(1, config.steps // 10)))
+    if output.folder is not None:
+        path = write_run(output.folder, build_run(config, output.note))
         print(f"wrote {one_line(display_path(path))}")
     return 0
