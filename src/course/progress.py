@@ -1,4 +1,4 @@
-"""A tiny progress bar for long work, drawn on stderr only when a person is watching.
+"""Progress of long work, shown on stderr only when a person is watching: a bar, a status line.
 
 `bar(items, total, label)` yields the same items it is given. It draws when stderr is a
 terminal and the `CI` environment variable is unset; in a pipe, a log file, a test or a CI job
