@@ -120,7 +120,9 @@ def measure(config: RealModelConfig) -> dict[str, Any]:
     rng = np.random.default_rng(config.seed)
     out: dict[str, Any] = {"kind": "real_model", "splits": {}}
     for split in smollm_data.SPLITS:
-        problems = data.load_problems(config.problems / f"{split}.jsonl")
+        answered = completions(_file(config, split, "question", "greedy"), "greedy")
+        problems = [p for p in data.load_problems(config.problems / f"{split}.jsonl")
+                    if p["id"] in answered]     # a problem added since the model answered
         part: dict[str, Any] = {"n_problems": len(problems), "loop_a": {}, "loop_b": {},
                                 "examples": {}}
         greedy: dict[str, dict[str, list[bool]]] = {}
