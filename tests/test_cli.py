@@ -203,7 +203,7 @@ def _subparser(command: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("command", ["mdp", "kl", "goodhart", "selection", "evaluation",
-                                     "bandit"])
+                                     "bandit", "rubrics", "peers"])
 def test_a_commands_options_are_its_configs_fields(command):
     import dataclasses
     import importlib
@@ -212,7 +212,8 @@ def test_a_commands_options_are_its_configs_fields(command):
     module = importlib.import_module(f"course.commands.{command}")
     config = {"mdp": "MDPConfig", "kl": "KLConfig", "goodhart": "GoodhartConfig",
               "selection": "SelectionConfig", "evaluation": "EvalConfig",
-              "bandit": "BanditConfig"}[command]
+              "bandit": "BanditConfig", "rubrics": "MatrixConfig",
+              "peers": "ComparisonConfig"}[command]
     config_type = getattr(module, config)
     parser = _subparser({"selection": "select", "evaluation": "eval"}.get(command, command))
     actions = {a.dest: a for a in parser._actions}

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from course import data
 from course.formatting import one_line, short_literal
-from course.paths import DATA_DIR, display_path
+from course.paths import display_path
 from course.runs import RunError, refuse_existing
 from course.scorer import MAX_DIGITS, read_integer
 
@@ -116,12 +116,9 @@ def _is_text(value: str) -> bool:
 
 
 def add_case_arguments(parser: Any, scorers: str) -> None:
-    """The flags `course rubrics` and `course peers` share: the two golden files, the run
-    output, and `--try TEXT [--expected N]` to score one completion of your own instead."""
-    parser.add_argument("--exploits", type=Path, default=DATA_DIR / "golden" / "exploits.jsonl",
-                        help="golden exploit suite JSONL")
-    parser.add_argument("--correct", type=Path, default=DATA_DIR / "golden" / "correct.jsonl",
-                        help="golden-correct set JSONL")
+    """The flags `course rubrics` and `course peers` share beside their configs' (the two
+    golden files): the run output, and `--try TEXT [--expected N]` to score one completion of
+    your own instead."""
     add_output_arguments(parser)
     parser.add_argument("--try", dest="attempt", metavar="TEXT",
                         help=f"score TEXT with every {scorers} (use $'...' for \\n)")

@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from course import data
-from course.commands.options import add_case_arguments, check_output_arguments
+from course.commands.config_options import add_options, config_of
+from course.commands.options import Output, add_case_arguments, output_of
 from course.formatting import one_line, paragraph, short_number
 from course.paths import display_path
 from course.reports.rubrics import build_run, format_matrix
 from course.rubrics import RUBRICS, MatrixConfig, score_matrix
 from course.runs import write_run
+
+OPTIONS = ("exploits", "correct")
+"""The fields of `MatrixConfig` the command line sets."""
 
 
 def register(subparsers: Any) -> None:
@@ -20,23 +25,33 @@ def register(subparsers: Any) -> None:
         description="Score the golden exploit suite and the golden-correct set with the strict "
         "scorer and every weak rubric, print the matrix, and save it as a run with --out. "
         "With --try, score one completion of your own with every rubric instead.")
+    add_options(parser, MatrixConfig, OPTIONS)
     add_case_arguments(parser, "rubric")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_parsed)
 
 
-def _main(args: Any) -> int:
-    if args.attempt is not None:
-        example = {"expected_answer": args.expected}
-        print(paragraph(f"{args.attempt!r} against expected {short_number(args.expected)}"))
-        for name, rubric in RUBRICS.items():
-            details = rubric(example, args.attempt)
-            print(f"  {name:<18}reward {details['reward']:.1f}  {details['details']['code']}")
-        return 0
-    check_output_arguments(args)
-    config = MatrixConfig(exploits=args.exploits, correct=args.correct)
+def _parsed(values: argparse.Namespace) -> int:
+    if values.attempt is not None:
+        return _try(values.attempt, values.expected)
+    output = output_of(values)
+    return _main(config_of(MatrixConfig, values, OPTIONS), output)
+
+
+def _try(attempt: str, expected: int) -> int:
+    """`--try TEXT`: one completion of your own under every rubric."""
+    example = {"expected_answer": expected}
+    print(paragraph(f"{attempt!r} against expected {short_number(expected)}"))
+    for name, rubric in RUBRICS.items():
+        details = rubric(example, attempt)
+        print(f"  {name:<18}reward {details['reward']:.1f}  {details['details']['code']}")
+    return 0
+
+
+def _main(config: MatrixConfig, output: Output) -> int:
     rows = score_matrix(data.load_golden(config.exploits), data.load_golden(config.correct),
                         config.rubrics)
     print(format_matrix(rows, config.rubrics))
-    if args.out is not None:
-        print(f"saved {one_line(display_path(write_run(args.out, build_run(config, args.note))))}")
+    if output.folder is not None:
+        saved = write_run(output.folder, build_run(config, output.note))
+        print(f"saved {one_line(display_path(saved))}")
     return 0
