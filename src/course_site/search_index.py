@@ -23,6 +23,10 @@ three ways; the pages themselves never change.
    first. (course_site/notebooks.py keeps Jupyter's prompts and copy buttons out of the index.)
 
 Why a module: Material's search plugin has no option to rank pages or to index maths as text.
+Why our own TeX-to-text rather than pylatexenc, the maintained library for it: measured on every
+formula of the pages (benchmarks/bench_tex_to_text.py), pylatexenc's text drops what a preview
+needs (`j \\ne i` becomes `j i`, `\\binom{n-c}{k}` becomes `n-ck`, `\\Pr` disappears, `\\nabla
+\\log \\pi` becomes `∇logπ`), and this table of the commands the course writes is short.
 """
 
 from __future__ import annotations
