@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import inspect
 import itertools
 import re
@@ -23,11 +24,11 @@ import sys
 import textwrap
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from course.commands.options import make_config
+from course.commands.options import Output, make_config, output_of
 from course.paths import display_path
 
 C = TypeVar("C")
@@ -36,6 +37,7 @@ _NAMED_CONSTANT = re.compile(r"`([A-Z][A-Z0-9_]*)`")
 """A module constant named in a docstring, in backticks."""
 
 
+@functools.cache
 def field_docs(config: type) -> dict[str, str]:
     """Each field's docstring, on one line: the string that follows the field in the class's
     source. A constant of the config's module named in backticks is replaced by its value
@@ -98,3 +100,16 @@ def config_of(config: type[C], values: argparse.Namespace, names: Sequence[str],
               **others: Any) -> C:
     """The config from the parsed options of `names` (and `others`, set by the command)."""
     return make_config(config, **{name: getattr(values, name) for name in names}, **others)
+
+
+def case_handler(config: type[C], names: Sequence[str], attempt: Callable[[str, int], int],
+                 main: Callable[[C, Output], int]) -> Callable[[argparse.Namespace], int]:
+    """The handler of a command that scores the golden cases (`course rubrics`, `course
+    peers`): with `--try TEXT`, `attempt(TEXT, expected)`; else `main` with the config and
+    the checked `--out`."""
+    def parsed(values: argparse.Namespace) -> int:
+        if values.attempt is not None:
+            return attempt(values.attempt, values.expected)
+        output = output_of(values)
+        return main(config_of(config, values, names), output)
+    return parsed

@@ -3,11 +3,10 @@ completions; `--try TEXT` scores one completion of your own with every rule."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from course.commands.config_options import add_options, config_of
-from course.commands.options import Output, add_case_arguments, output_of
+from course.commands.config_options import add_options, case_handler
+from course.commands.options import Output, add_case_arguments
 from course.formatting import one_line, paragraph, short_number, wrap
 from course.paths import display_path
 from course.peers import ComparisonConfig, load_cases, score_cases, try_completion, usable_rules
@@ -28,14 +27,7 @@ def register(subparsers: Any) -> None:
         "completion of your own with every rule instead.")
     add_options(parser, ComparisonConfig, OPTIONS)
     add_case_arguments(parser, "rule")
-    parser.set_defaults(func=_parsed)
-
-
-def _parsed(values: argparse.Namespace) -> int:
-    if values.attempt is not None:
-        return _try(values.attempt, values.expected)
-    output = output_of(values)
-    return _main(config_of(ComparisonConfig, values, OPTIONS), output)
+    parser.set_defaults(func=case_handler(ComparisonConfig, OPTIONS, _try, _main))
 
 
 def _try(attempt: str, expected: int) -> int:

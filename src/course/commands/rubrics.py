@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from course import data
-from course.commands.config_options import add_options, config_of
-from course.commands.options import Output, add_case_arguments, output_of
+from course.commands.config_options import add_options, case_handler
+from course.commands.options import Output, add_case_arguments
 from course.formatting import one_line, paragraph, short_number
 from course.paths import display_path
 from course.reports.rubrics import build_run, format_matrix
@@ -27,14 +26,7 @@ def register(subparsers: Any) -> None:
         "With --try, score one completion of your own with every rubric instead.")
     add_options(parser, MatrixConfig, OPTIONS)
     add_case_arguments(parser, "rubric")
-    parser.set_defaults(func=_parsed)
-
-
-def _parsed(values: argparse.Namespace) -> int:
-    if values.attempt is not None:
-        return _try(values.attempt, values.expected)
-    output = output_of(values)
-    return _main(config_of(MatrixConfig, values, OPTIONS), output)
+    parser.set_defaults(func=case_handler(MatrixConfig, OPTIONS, _try, _main))
 
 
 def _try(attempt: str, expected: int) -> int:
