@@ -1,8 +1,8 @@
 """The real model read by numpy (`course.smollm`), checked against independent references.
 
-The model is loaded once per test process (about 3 CPU-seconds, 0.6 GB): the layers are checked
-against their closed forms, the cached pass against the uncached one, the tokenizer against
-Hugging Face's `tokenizers` built from the model's own tables, the sampler against the
+The model is read once, by one test (`test_the_real_model_against_its_references`). The layers
+are checked against their closed forms, the cached pass against the uncached one, the tokenizer
+against Hugging Face's `tokenizers` built from the model's own tables, the sampler against the
 distribution it samples, and one greedy answer is pinned.
 """
 
@@ -19,12 +19,6 @@ import pytest
 from course import smollm, smollm_data
 from course.data import DataError, load_pack, load_problems
 from course.paths import DATA_DIR
-
-
-@pytest.fixture(scope="module")
-def model() -> smollm.Model:
-    return smollm.load()
-
 
 # -- the layers, against closed forms ----------------------------------------------------------
 
@@ -59,7 +53,7 @@ def test_rope_makes_attention_scores_depend_on_relative_position_only() -> None:
 # -- the model --------------------------------------------------------------------------------
 
 
-def test_the_file_states_the_shape_the_course_describes(model: smollm.Model) -> None:
+def the_file_states_the_shape_the_course_describes(model: smollm.Model) -> None:
     c = model.config
     assert (c.n_layer, c.n_embd, c.n_head, c.n_kv_head, c.n_ff, c.head_dim) == (
         30, 576, 9, 3, 1536, 64)
@@ -68,7 +62,7 @@ def test_the_file_states_the_shape_the_course_describes(model: smollm.Model) -> 
     assert 134_000_000 < count < 135_000_000                     # "135M", the embedding tied
 
 
-def test_the_cache_gives_the_logits_of_the_whole_pass(model: smollm.Model) -> None:
+def the_cache_gives_the_logits_of_the_whole_pass(model: smollm.Model) -> None:
     ids = np.array([smollm.encode(model, smollm.chat_prompt("Compute 47+38."))])
     whole = smollm.forward(model, ids, smollm.Cache.empty(model.config, 1, ids.shape[1]))
     cache = smollm.Cache.empty(model.config, 1, ids.shape[1])
@@ -80,7 +74,7 @@ def test_the_cache_gives_the_logits_of_the_whole_pass(model: smollm.Model) -> No
     assert (cached[0].argmax(-1) == whole[0].argmax(-1)).all()
 
 
-def test_greedy_answers_are_pinned(model: smollm.Model) -> None:
+def greedy_answers_are_pinned(model: smollm.Model) -> None:
     rng = np.random.default_rng(0)
     assert smollm.generate(model, "What is the capital of France?", [0.0], rng) == [
         "The capital of France is Paris."]
@@ -101,8 +95,7 @@ def test_the_sampler_draws_from_the_softmax_at_its_temperature() -> None:
     assert greedy.tolist() == [4, 4, 4]
 
 
-def test_a_completions_logprob_is_the_sum_of_its_next_token_logprobs(
-        model: smollm.Model) -> None:
+def a_completions_logprob_is_the_sum_of_its_next_token_logprobs(model: smollm.Model) -> None:
     prompt = "Compute 47+38. Output exactly one line: Final: <int>"
     total, terms = smollm.logprob(model, prompt, "Final: 85")
     assert total == pytest.approx(sum(terms))
@@ -141,8 +134,7 @@ def _texts() -> list[str]:
         "ﬁnal: ５", "emoji 🙂 and é"]
 
 
-def test_the_tokenizer_agrees_with_a_reference_bpe_and_round_trips(
-        model: smollm.Model) -> None:
+def the_tokenizer_agrees_with_a_reference_bpe_and_round_trips(model: smollm.Model) -> None:
     reference = _reference_tokenizer(model)
     for text in _texts():
         ids = smollm.encode(model, text)
@@ -152,9 +144,21 @@ def test_the_tokenizer_agrees_with_a_reference_bpe_and_round_trips(
         assert smollm.decode(model, smollm.encode(model, chat)) == chat
 
 
-def test_every_digit_is_a_token_of_its_own(model: smollm.Model) -> None:
+def every_digit_is_a_token_of_its_own(model: smollm.Model) -> None:
     ids = smollm.encode(model, "Final: 2026")
     assert [smollm.decode(model, [i]) for i in ids][-4:] == ["2", "0", "2", "6"]
+
+
+def test_the_real_model_against_its_references() -> None:
+    """The checks that need the model, in one test so that it is read once per test run (about
+    3 CPU-seconds and 0.5 GB): pytest-xdist would read it again in each worker that ran one."""
+    model = smollm.load()
+    for check in (the_file_states_the_shape_the_course_describes,
+                  the_cache_gives_the_logits_of_the_whole_pass, greedy_answers_are_pinned,
+                  a_completions_logprob_is_the_sum_of_its_next_token_logprobs,
+                  the_tokenizer_agrees_with_a_reference_bpe_and_round_trips,
+                  every_digit_is_a_token_of_its_own):
+        check(model)
 
 
 # -- missing weights, the data's record ----------------------------------------------------------
