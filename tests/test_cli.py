@@ -253,3 +253,40 @@ def test_every_help_fits_80_columns(monkeypatch):
 def test_a_value_the_config_refuses_is_one_line(argv, capsys):
     code, _out, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1 and argv[1][2:] in err
+
+
+def _docs_by_ast(config: type) -> dict[str, str]:
+    """Each field's docstring as Python's parser reads the class: the reference for the
+    pattern of `field_docs` (before constants and backticks are rendered)."""
+    import ast
+    import inspect
+    import itertools
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(config))).body[0]
+    assert isinstance(body, ast.ClassDef)
+    return {statement.target.id: " ".join(following.value.value.split())
+            for statement, following in itertools.pairwise(body.body)
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)}
+
+
+@pytest.mark.parametrize("command", ["mdp", "kl", "goodhart", "selection", "evaluation",
+                                     "bandit", "rubrics", "peers"])
+def test_field_docs_reads_every_docstring_python_does(command):
+    import importlib
+    import re
+
+    from course.commands.config_options import field_docs
+    module = importlib.import_module(f"course.commands.{command}")
+    config = next(value for name, value in vars(module).items()
+                  if name.endswith("Config") and isinstance(value, type))
+    read = field_docs(config)
+    reference = _docs_by_ast(config)
+    assert set(read) == set(reference)
+
+    def words(text: str) -> list[str]:      # a named constant becomes its value: no words
+        return re.findall(r"[a-z]+", re.sub(r"`[A-Z][A-Z0-9_]*`", "", text))
+    for name, text in reference.items():
+        assert words(read[name]) == words(text), name

@@ -14,14 +14,11 @@ parsed values, and the config's own checks refuse a bad one, choices included, i
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import functools
 import inspect
-import itertools
 import re
 import sys
-import textwrap
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -37,28 +34,34 @@ _NAMED_CONSTANT = re.compile(r"`([A-Z][A-Z0-9_]*)`")
 """A module constant named in a docstring, in backticks."""
 
 
+_FIELD = re.compile(r'^    (\w+): [^\n]*\n    """(.*?)"""', re.MULTILINE | re.DOTALL)
+"""A field of a config's body on one line, and the docstring on the lines under it."""
+_TOP_LEVEL = re.compile(r"^\S", re.MULTILINE)
+"""The first line after a class's body: one that does not start with a space."""
+
+
 @functools.cache
 def field_docs(config: type) -> dict[str, str]:
-    """Each field's docstring, on one line: the string that follows the field in the class's
-    source. A constant of the config's module named in backticks is replaced by its value
-    (`1 to MAX_STEPS` reads `1 to 10,000`); other backticks are dropped."""
+    """Each field's docstring, on one line: the string under the field in the class's source.
+    A constant of the config's module named in backticks is replaced by its value (`1 to
+    MAX_STEPS` reads `1 to 10,000`); other backticks are dropped.
+
+    Read with a pattern, not by parsing the module: every `course` command builds its parser at
+    start-up, and `inspect.getsource` with `ast` made that 0.2 s slower; tests/test_cli.py
+    holds the pattern against `ast` on every config the command line reads."""
     module = sys.modules[config.__module__]
-    body = ast.parse(textwrap.dedent(inspect.getsource(config))).body[0]
-    assert isinstance(body, ast.ClassDef)
+    source = Path(inspect.getsourcefile(config) or "").read_text(encoding="utf-8")
+    head = re.search(rf"^class {config.__name__}\b.*$", source, re.MULTILINE)
+    assert head is not None, config
+    end = _TOP_LEVEL.search(source, head.end() + 1)
+    body = source[head.end():end.start() if end else len(source)]
 
     def shown(match: re.Match[str]) -> str:
         value = getattr(module, match[1], None)
         return f"{value:,}" if isinstance(value, int | float) else match[1]
 
-    docs = {}
-    for statement, following in itertools.pairwise(body.body):
-        if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
-                and isinstance(following, ast.Expr)
-                and isinstance(following.value, ast.Constant)
-                and isinstance(following.value.value, str)):
-            text = _NAMED_CONSTANT.sub(shown, " ".join(following.value.value.split()))
-            docs[statement.target.id] = text.replace("`", "")
-    return docs
+    return {name: _NAMED_CONSTANT.sub(shown, " ".join(doc.split())).replace("`", "")
+            for name, doc in _FIELD.findall(body)}
 
 
 def option(name: str) -> str:
