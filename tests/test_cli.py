@@ -236,6 +236,34 @@ def test_a_commands_options_are_its_configs_fields(command):
     assert config_of(config_type, given, module.OPTIONS) == config_type()
 
 
+def test_learns_options_are_the_fields_of_each_models_config():
+    """`course learn` takes each model's options from its config: a field both configs have is
+    one option whose help carries each docstring and default; an option left out leaves the
+    field at its config's default; an option of one model only is refused for the other."""
+    import dataclasses
+
+    from course.commands import learn
+    from course.commands.config_options import config_of, field_docs, option, shown_default
+    parser = _subparser("learn")
+    actions = {a.dest: a for a in parser._actions}
+    for model, config in learn.CONFIGS.items():
+        docs = field_docs(config)
+        defaults = {f.name: f.default for f in dataclasses.fields(config)}
+        for name in learn.OPTIONS[model]:
+            action = actions[name]
+            assert action.option_strings == [option(name)] and action.default is None
+            assert docs[name] in action.help and "`" not in action.help
+            if not isinstance(defaults[name], bool):
+                assert shown_default(defaults[name]) in action.help.rsplit("(default", 1)[1]
+        assert config_of(config, parser.parse_args(["--model", model]),
+                         learn.OPTIONS[model]) == config()
+    only = {model: set(names) - set(learn.OPTIONS[other])
+            for (model, names), other in zip(learn.OPTIONS.items(), reversed(learn.OPTIONS),
+                                             strict=True)}
+    assert only == {"table": {"batch_size", "held_out", "redraws"},
+                    "tiny-lm": {"prompts", "group", "temperature", "warmup", "max_new"}}
+
+
 def test_every_help_fits_80_columns(monkeypatch):
     import argparse
 

@@ -79,6 +79,8 @@ def test_the_command_fits_80_columns_and_trains_what_the_run_saved(small_measure
     (["--temperature", "0.5"], "--temperature: not an option of --model table"),
     (["--prompts", "4"], "--prompts: not an option of --model table"),
     (["--base", "1"], "--base: not an option of --model table"),
+    (["--warmup", "0"], "--warmup: not an option of --model table (an option of --model tiny-lm"),
+    (["--model", "tiny-lm", "--batch-size", "4"], "--batch-size: not an option of --model tiny"),
     (["--model", "tiny-lm", "--temperature", "0"], "temperature: must be in (0, 10]"),
     (["--model", "tiny-lm", "--group", "1"], "group: must be >= 2 (leave-one-out baseline)"),
     (["--model", "tiny-lm", "--prompts", "600"], "prompts: must be at most 512"),

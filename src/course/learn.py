@@ -54,7 +54,7 @@ import math
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +95,7 @@ step takes a few hundredths of a second at the default batch size."""
 class LearnConfig:
     """Everything that decides a token-level training run."""
 
-    reward: str = "strict"
+    reward: str = field(default="strict", metadata={"choices": tuple(RUBRICS)})
     """What pays: `strict` (`course.scorer.score`) or a weak rubric of `course.rubrics`
     (then the strict scorer is only measured, never optimised)."""
     beta: float = 0.0

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -74,7 +74,7 @@ MAX_NEW = 64
 class TinyLearnConfig:
     """Everything that decides an RL run of the tiny transformer, given its base."""
 
-    reward: str = "strict"
+    reward: str = field(default="strict", metadata={"choices": tuple(RUBRICS)})
     """What pays: `strict` (`course.scorer.score`) or a hackable rubric of `course.rubrics`
     (`answer_anywhere`, `last_integer`, `lenient_int`, `first_final_line`,
     `contains_format`)."""

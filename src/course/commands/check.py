@@ -41,8 +41,9 @@ def add_limit_arguments(parser: Any) -> None:
                         f"other process (default {DEFAULT_LIMITS.memory_mb})")
 
 
-def limits(args: Any) -> Limits:
-    return Limits(cpu_seconds=args.cpu, memory_mb=args.memory)
+def limits(values: argparse.Namespace) -> Limits:
+    """The limits `--cpu` and `--memory` set (`add_limit_arguments`)."""
+    return Limits(cpu_seconds=values.cpu, memory_mb=values.memory)
 
 
 def register(subparsers: Any) -> None:
@@ -65,25 +66,29 @@ def register(subparsers: Any) -> None:
                              "and cases, the scorer's version, the course's git commit and "
                              "whether the file ran sealed off")
     add_limit_arguments(parser)
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_parsed)
 
 
-def _main(args: Any) -> int:
-    if args.name and args.all:
+def _parsed(values: argparse.Namespace) -> int:
+    if values.name and values.all:
         raise UsageError("give one exercise NAME or --all, not both")
+    return _main(values.name, values.workspace, limits(values), values.json)
+
+
+def _main(name: str | None, workspace: Path, limit: Limits, as_json: bool) -> int:
     problem = isolation_problem()
     if problem is not None:
         print(f"course check: your file runs without the seal here ({problem}); it runs as "
               "you, so check only files you trust (a teacher grades with `course grade`)",
               file=sys.stderr)
     sealed = problem is None
-    if args.name:
-        reports = [check(args.name, args.workspace, limits(args), sealed)]
+    if name:
+        reports = [check(name, workspace, limit, sealed)]
     else:
-        reports = check_all(args.workspace, limits(args), sealed)
-    if args.json:
+        reports = check_all(workspace, limit, sealed)
+    if as_json:
         print(json.dumps(check_record(reports, sealed), indent=2, ensure_ascii=False))
-    elif args.name:
+    elif name:
         print(format_report(reports[0]))
     else:
         print(format_progress(reports))

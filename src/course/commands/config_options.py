@@ -21,7 +21,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +29,8 @@ from course.commands.options import Output, make_config, output_of
 from course.paths import display_path
 
 C = TypeVar("C")
+Options = argparse.ArgumentParser | argparse._ArgumentGroup
+"""Where options are added: a command's parser, or a group of its options."""
 
 _NAMED_CONSTANT = re.compile(r"`([A-Z][A-Z0-9_]*)`")
 """A module constant named in a docstring, in backticks."""
@@ -69,23 +71,59 @@ def option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def add_options(parser: argparse.ArgumentParser, config: type, names: Sequence[str]) -> None:
+def add_options(parser: Options, config: type, names: Sequence[str],
+                given_only: bool = False) -> None:
     """An option for each field of `config` named in `names`: its type, default (a field
     without one makes a required option), choices and help all read from the field
-    (`field_docs`)."""
+    (`field_docs`); a `bool` field is a flag. With `given_only`, an option left out parses as
+    None (its help still shows the field's default), so that the handler sees what was given."""
     docs = field_docs(config)
     kinds = typing.get_type_hints(config)
     fields = {f.name: f for f in dataclasses.fields(config)}
     for name in names:
         field = fields[name]
-        choices = field.metadata.get("choices", ())
-        named = [choice for choice in choices if choice not in docs[name]]
-        listed = f" One of: {', '.join(choices)}." if named else ""
         required = field.default is dataclasses.MISSING
-        shown = "" if required else f" (default {shown_default(field.default)})"
-        parser.add_argument(option(name), dest=name, type=_kind(kinds[name]),
-                            required=required, default=None if required else field.default,
-                            help=f"{docs[name]}{listed}{shown}")
+        flag = kinds[name] is bool                  # a flag's default is to be left out
+        shown = "" if required or flag else f" (default {shown_default(field.default)})"
+        default = None if given_only or required else field.default
+        text = f"{docs[name]}{_listed(field, docs[name])}{shown}"
+        if flag:
+            parser.add_argument(option(name), dest=name, action="store_true",
+                                default=default, help=text)
+        else:
+            parser.add_argument(option(name), dest=name, type=_kind(kinds[name]),
+                                required=required, default=default, help=text)
+
+
+def add_shared_options(parser: Options, configs: Mapping[str, type],
+                       names: Sequence[str]) -> None:
+    """An option for each field that every config of `configs` (by the name a command gives
+    it) has, parsed as None when left out: its type and choices from the first config; its
+    help the field's docstring, each config's where they differ, and each config's default."""
+    first = next(iter(configs.values()))
+    docs = {label: field_docs(config) for label, config in configs.items()}
+    kinds = typing.get_type_hints(first)
+    for name in names:
+        fields = {label: {f.name: f for f in dataclasses.fields(config)}[name]
+                  for label, config in configs.items()}
+        said = {label: doc[name] for label, doc in docs.items()}
+        defaults = {label: shown_default(f.default) for label, f in fields.items()}
+        field = fields[next(iter(configs))]
+        text = (said[next(iter(said))] if len(set(said.values())) == 1
+                else " ".join(f"{label}: {doc}" for label, doc in said.items()))
+        text += _listed(field, text)
+        text += (f" (default {defaults[next(iter(defaults))]})" if len(set(defaults.values())) == 1
+                 else f" (default {', '.join(f'{v} for {k}' for k, v in defaults.items())})")
+        parser.add_argument(option(name), dest=name, type=_kind(kinds[name]), default=None,
+                            help=text)
+
+
+def _listed(field: dataclasses.Field[Any], said: str) -> str:
+    """The values a field may take (its metadata's `choices`), for its help, unless its
+    docstring `said` names them all already."""
+    choices = field.metadata.get("choices", ())
+    named = [choice for choice in choices if choice not in said]
+    return f" One of: {', '.join(choices)}." if named else ""
 
 
 def _kind(hint: Any) -> Any:
@@ -101,8 +139,10 @@ def shown_default(default: Any) -> str:
 
 def config_of(config: type[C], values: argparse.Namespace, names: Sequence[str],
               **others: Any) -> C:
-    """The config from the parsed options of `names` (and `others`, set by the command)."""
-    return make_config(config, **{name: getattr(values, name) for name in names}, **others)
+    """The config from the parsed options of `names` (and `others`, set by the command); an
+    option parsed as None (`given_only`) leaves the field at its default."""
+    given = {name: value for name in names if (value := getattr(values, name)) is not None}
+    return make_config(config, **given, **others)
 
 
 def case_handler(config: type[C], names: Sequence[str], attempt: Callable[[str, int], int],

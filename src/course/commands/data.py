@@ -43,16 +43,16 @@ def register(subparsers: Any) -> None:
                           help="write a complete data folder here; no existing file is ever "
                                "overwritten (default: rewrite the repository's data/)")
     generate.add_argument("--seed", type=int, default=SEED, help=f"seed >= 0 (default {SEED})")
-    generate.set_defaults(func=_generate)
+    generate.set_defaults(func=lambda values: _generate(values.out, values.seed))
     verify = commands.add_parser("check", help="report files that differ from the generator")
-    verify.set_defaults(func=_check)
+    verify.set_defaults(func=lambda _: _check())
 
 
-def _generate(args: Any) -> int:
-    if args.seed < 0:
-        raise UsageError(f"--seed: must be >= 0, got {args.seed}")
-    out = DATA_DIR if args.out is None else args.out
-    written = write_data(build_data(args.seed), out, replace=args.out is None)
+def _generate(out: Path | None, seed: int) -> int:
+    if seed < 0:
+        raise UsageError(f"--seed: must be >= 0, got {seed}")
+    written = write_data(build_data(seed), DATA_DIR if out is None else out,
+                         replace=out is None)
     for path in written:
         print(f"wrote {one_line(display_path(path))}")
     print(f"{len(written)} file(s) written, the rest unchanged")
@@ -73,7 +73,7 @@ def first_difference(name: str, have: bytes, want: bytes) -> str:
             f"generator writes {shown(theirs)}")
 
 
-def _check(args: Any) -> int:
+def _check() -> int:
     problems = []
     for seed in BASES:                # the tiny transformer's pre-trained bases: their bytes,
         folder = base_dir(seed)       # and their first steps

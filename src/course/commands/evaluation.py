@@ -14,7 +14,6 @@ from course.commands.options import (
     Output,
     add_output_arguments,
     add_provenance_argument,
-    check_output_arguments,
     output_of,
     warn_unknown_origin,
 )
@@ -47,7 +46,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("run_a", type=Path, metavar="RUN_A", help="the baseline run folder")
     parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the changed run folder")
     add_output_arguments(parser)
-    parser.set_defaults(func=_compare_main)
+    parser.set_defaults(func=lambda values: _compare_main(values.run_a, values.run_b,
+                                                          output_of(values)))
 
 
 def _eval_parsed(values: argparse.Namespace) -> int:
@@ -73,16 +73,15 @@ def _eval_main(config: EvalConfig, output: Output) -> int:
     return 0
 
 
-def _compare_main(args: Any) -> int:
+def _compare_main(run_a: Path, run_b: Path, output: Output) -> int:
     """Print the comparison; with `--out`, also save it as a run folder whose
     `comparison.txt` holds exactly the printed lines (so the saved-to line goes to stderr)."""
-    check_output_arguments(args)  # fail before the work, not after it
-    config = CompareConfig(run_a=args.run_a, run_b=args.run_b, out=args.out)
-    if args.out is None:
+    config = CompareConfig(run_a=run_a, run_b=run_b, out=output.folder)
+    if output.folder is None:
         sys.stdout.write(comparison.report_text(compare_runs(config.run_a, config.run_b)))
         return 0
-    files = comparison.build_run(config, args.note)  # a refused comparison raises here
-    path = write_run(args.out, files)
+    files = comparison.build_run(config, output.note)  # a refused comparison raises here
+    path = write_run(output.folder, files)
     # the saved bytes themselves (each run's path as `one_line` shows it, as in the file)
     sys.stdout.write(files["comparison.txt"].decode("utf-8"))
     print(f"saved the comparison in {one_line(display_path(path))}", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from course.grading import (
     wide_rows,
     write_new,
 )
-from course.isolation import isolation_problem
+from course.isolation import Limits, isolation_problem
 from course.limits import count_problem
 from course.paths import display_path
 from course.scorer import SCORER_VERSION
@@ -67,7 +68,21 @@ def register(subparsers: Any) -> None:
                         help="where the submissions cannot be sealed off, run them as you "
                              "all the same (the gradebook says sealed: no)")
     add_limit_arguments(parser)
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=lambda values: _main(
+        values.submissions, Gradebooks(values.out, values.wide, values.json), values.roster,
+        values.jobs, limits(values), values.trust_submissions))
+
+
+@dataclass(frozen=True)
+class Gradebooks:
+    """Where the grades go: at least one of the three."""
+
+    long: Path | None
+    """`--out`: a new CSV file, a row per student and exercise."""
+    wide: Path | None
+    """`--wide`: a new CSV file, a row per student, a column of points per exercise."""
+    json: bool
+    """`--json`: the records as JSON on stdout (the summary then goes to stderr)."""
 
 
 def _sealed(trust: bool) -> bool:
@@ -81,27 +96,28 @@ def _sealed(trust: bool) -> bool:
     return False
 
 
-def _main(args: Any) -> int:
-    problem = count_problem("--jobs", args.jobs, 1, MAX_JOBS, "each check is a process of its own")
+def _main(submissions: Path, books: Gradebooks, roster_file: Path | None, jobs: int,
+          limit: Limits, trust: bool) -> int:
+    problem = count_problem("--jobs", jobs, 1, MAX_JOBS, "each check is a process of its own")
     if problem:
         raise UsageError(problem)
-    if args.out is None and args.wide is None and not args.json:
+    if books.long is None and books.wide is None and not books.json:
         raise UsageError("say where the grades go: --out CSV, --wide CSV or --json")
-    for path in (args.out, args.wide):
+    for path in (books.long, books.wide):
         if path is not None:
             refuse_existing_file(path)
-    roster = read_roster(args.roster) if args.roster is not None else None
-    folders, passed_over = student_folders(args.submissions)
-    sealed = _sealed(args.trust_submissions)
-    graded = grade_class(folders, args.jobs, limits(args), sealed)
+    roster = read_roster(roster_file) if roster_file is not None else None
+    folders, passed_over = student_folders(submissions)
+    sealed = _sealed(trust)
+    graded = grade_class(folders, jobs, limit, sealed)
     students = roster if roster is not None else [Student(f.name, f.name, "") for f in folders]
     ids = {student.folder: student.student_id for student in students}
     names = {student.folder: student.name for student in students}
     summary = [f"graded {len(graded)} students, {len(EXERCISES)} exercises each, "
                + ("sealed off" if sealed else "NOT sealed off (--trust-submissions)")]
     for flag, path, text in (
-            ("--out", args.out, lambda: csv_text(LONG_FIELDS, long_rows(graded, ids, sealed))),
-            ("--wide", args.wide, lambda: csv_text(wide_fields(), wide_rows(graded, students)))):
+            ("--out", books.long, lambda: csv_text(LONG_FIELDS, long_rows(graded, ids, sealed))),
+            ("--wide", books.wide, lambda: csv_text(wide_fields(), wide_rows(graded, students)))):
         if path is not None:
             written = write_new(path, text())
             summary.append(f"{flag}: {display_path(written)}" + (
@@ -114,7 +130,7 @@ def _main(args: Any) -> int:
                         ("passed over, links and files are not graded", passed_over)):
         if shown:
             summary.append(f"{what} ({len(shown)}): {', '.join(map(one_line, shown))}")
-    if args.json:
+    if books.json:
         print(json.dumps({
             "scorer_version": SCORER_VERSION, "course_commit": course_commit(),
             "sealed": sealed,
@@ -125,5 +141,5 @@ def _main(args: Any) -> int:
                          for folder, reports in graded.items()],
             "missing": [s.folder for s in missing], "unexpected": unexpected,
             "passed_over": passed_over}, indent=2, ensure_ascii=False))
-    print("\n".join(summary), file=sys.stderr if args.json else sys.stdout)
+    print("\n".join(summary), file=sys.stderr if books.json else sys.stdout)
     return 0

@@ -48,7 +48,7 @@ def output_of(values: argparse.Namespace) -> Output:
     return Output(values.out, values.note or "")
 
 
-def check_output_arguments(args: Any) -> None:
+def check_output_arguments(args: argparse.Namespace) -> None:
     """Refuse `--out` before any work is done: an existing folder, a folder that could not be
     created (`refuse_unwritable`), a missing `--note`, or a note or folder name that is not
     text (bytes that are not UTF-8 reach Python as lone surrogates and could not be written to

@@ -45,12 +45,13 @@ def register(subparsers: Any) -> None:
         description="The canonical runs under runs/ are rebuilt from code and data and must "
                     "match the committed bytes exactly.")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("list", help="list the canonical runs").set_defaults(func=_list_main)
+    listing = actions.add_parser("list", help="list the canonical runs")
+    listing.set_defaults(func=lambda _: _list_main())
     check = actions.add_parser("verify", help="rebuild runs in memory and compare bytes")
     check.add_argument("names", nargs="*", metavar="NAME", help="runs to verify (default: all)")
     check.add_argument("--jobs", type=int, default=2, metavar="N",
                        help="runs rebuilt side by side, in N processes (default 2)")
-    check.set_defaults(func=_verify_main)
+    check.set_defaults(func=lambda values: _verify_main(values.names, values.jobs))
     rebuild = actions.add_parser(
         "regenerate", help="rewrite one canonical run folder, or every stale one",
         description="Rewrite the canonical run NAME (an existing folder only with --force), or "
@@ -62,7 +63,8 @@ def register(subparsers: Any) -> None:
     which.add_argument("--scorer-dependent", action="store_true",
                        help="every run made stale by a change of scorer (replaced in place)")
     rebuild.add_argument("--force", action="store_true", help="replace an existing folder")
-    rebuild.set_defaults(func=_regenerate_main)
+    rebuild.set_defaults(func=lambda values: _regenerate_main(
+        values.name, values.scorer_dependent, values.force))
     submitted = actions.add_parser(
         "check", help="check a submitted eval run: seal, manifest, every line scored again",
         description="Check one Loop A run folder as `course compare` reads it: its manifest's "
@@ -76,7 +78,7 @@ def register(subparsers: Any) -> None:
                            help=f"the scorer version the run must have been measured by "
                                 f"(default: the course's, {SCORER_VERSION}; one of "
                                 f"{', '.join(SCORERS)})")
-    submitted.set_defaults(func=_check_main)
+    submitted.set_defaults(func=lambda values: _check_main(values.folder, values.scorer))
 
 
 def _report_leftovers() -> None:
@@ -85,7 +87,7 @@ def _report_leftovers() -> None:
               "nothing reads it, delete it when no command is running")
 
 
-def _list_main(args: Any) -> int:
+def _list_main() -> int:
     """One line per canonical run: kind and note, or why it is missing or cannot be read.
     Exit status 1 when a present run's manifest cannot be read (a finding, like a difference
     in `verify`); the other runs are still listed."""
@@ -114,17 +116,17 @@ def _list_main(args: Any) -> int:
     return 1 if failed else 0
 
 
-def _verify_main(args: Any) -> int:
+def _verify_main(asked: list[str], jobs: int) -> int:
     """One line per run on stdout, in the order asked; meanwhile, on stderr, which runs are
     being rebuilt and how many are done (`course.progress.RunsStatus`; all of them take a few
     minutes in two processes). A stale run (measured by another scorer version) is reported
     without being rebuilt, and then, once, the command that regenerates the stale runs."""
     _report_leftovers()
-    problem = count_problem("--jobs", args.jobs, 1, MAX_JOBS,
+    problem = count_problem("--jobs", jobs, 1, MAX_JOBS,
                             "one process per run at most, and each holds a run in memory")
     if problem:
         raise UsageError(problem)
-    names = args.names or list(CANONICAL)
+    names = asked or list(CANONICAL)
     for name in names:
         if name not in CANONICAL:
             verify([name])                      # the one-line error that names the known runs
@@ -134,7 +136,7 @@ def _verify_main(args: Any) -> int:
     fresh = [name for name in names if name not in results]
     groups = rebuild_groups(fresh)
     print(f"verify: {len(names)} runs, {len(old)} stale (not rebuilt), {len(fresh)} to "
-          f"rebuild with --jobs {args.jobs}", file=sys.stderr, flush=True)
+          f"rebuild with --jobs {jobs}", file=sys.stderr, flush=True)
     status = progress.RunsStatus("verify", {name: committed_kind(name) for name in fresh},
                                  sys.stderr)
     shown = 0
@@ -156,7 +158,7 @@ def _verify_main(args: Any) -> int:
 
     with status:
         done([])
-        if args.jobs == 1 or len(groups) <= 1:
+        if jobs == 1 or len(groups) <= 1:
             with status.ticking():
                 progress.muted = True
                 try:
@@ -165,7 +167,7 @@ def _verify_main(args: Any) -> int:
                 finally:
                     progress.muted = False
         else:
-            verify_in_processes(groups, args.jobs, status, done)
+            verify_in_processes(groups, jobs, status, done)
     if old:
         print(f"stale: {', '.join(old)} (measured by another scorer version than the one they "
               f"are built with now, {SCORER_VERSION}); regenerate them with "
@@ -182,14 +184,13 @@ def _print_verified(name: str, differences: list[str], seconds: float | None) ->
         print(f"{name}: ok ({how} in {seconds or 0:.1f} s)", flush=True)
 
 
-def _regenerate_main(args: Any) -> int:
+def _regenerate_main(name: str | None, scorer_dependent: bool, force: bool) -> int:
     """One run by name; or, with `--scorer-dependent`, every stale run in the registry's
     order (a comparison after the runs it reads), one line each as it is written; meanwhile,
     on stderr, how far each run has got (`course.progress.RunsStatus`)."""
-    if not args.scorer_dependent and args.name not in CANONICAL:
-        regenerate(args.name)                   # the one-line error that names the known runs
-    names = ([name for name in CANONICAL if stale(name) is not None]
-             if args.scorer_dependent else [args.name])
+    if name is not None and name not in CANONICAL:
+        regenerate(name)                        # the one-line error that names the known runs
+    names = [name] if name is not None else [run for run in CANONICAL if stale(run) is not None]
     if not names:
         print(f"no stale run: every canonical run was measured by the scorer version it is "
               f"built with ({SCORER_VERSION}, or its pinned one)")
@@ -198,24 +199,24 @@ def _regenerate_main(args: Any) -> int:
     with status, status.ticking():
         progress.muted = True
         try:
-            for k, name in enumerate(names, start=1):
+            for k, run in enumerate(names, start=1):
                 start = time.perf_counter()
-                with rebuilding(name, status.tell):
-                    path = regenerate(name, force=args.force or args.scorer_dependent)
+                with rebuilding(run, status.tell):
+                    path = regenerate(run, force=force or scorer_dependent)
                 with status.aside():
                     print(f"[{k}/{len(names)}] wrote {display_path(path)} "
-                          f"({time.perf_counter() - start:.1f} s)" if args.scorer_dependent
+                          f"({time.perf_counter() - start:.1f} s)" if scorer_dependent
                           else f"wrote {display_path(path)}", flush=True)
         finally:
             progress.muted = False
     return 0
 
 
-def _check_main(args: Any) -> int:
+def _check_main(folder: Path, scorer: str) -> int:
     """`course runs check DIR`: one line, `ok` (exit 0) or what does not hold (exit 1)."""
-    shown = one_line(display_path(args.folder))
+    shown = one_line(display_path(folder))
     try:
-        found = check_run(args.folder, args.scorer)
+        found = check_run(folder, scorer)
     except RunError as err:
         print(f"{shown}: not ok: {one_line(' '.join(str(err).split()))}")
         return 1

@@ -26,22 +26,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print score()'s result as JSON instead of the explanation")
     parser.add_argument("--spec", action="store_true", help="print the spec decision table")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=lambda values: _main(values.completion, values.expected,
+                                                  values.json, values.spec))
 
 
-def _main(args: Any) -> int:
-    if args.spec:
-        if args.json:
+def _main(completion: str | None, expected: int | None, as_json: bool, spec: bool) -> int:
+    if spec:
+        if as_json:
             raise UsageError("--json is for one scored completion; --spec prints the table")
         print("\n".join(spec_table()))
         return 0
-    if args.completion is None or args.expected is None:
+    if completion is None or expected is None:
         raise UsageError("give a COMPLETION and --expected N (or --spec)")
-    result = score({"expected_answer": args.expected}, args.completion)
-    if args.json:
+    result = score({"expected_answer": expected}, completion)
+    if as_json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
     marks = MARKS if can_encode("".join(MARKS), getattr(sys.stdout, "encoding", None)) \
         else ASCII_MARKS
-    print("\n".join(explain(result, args.completion, marks)))
+    print("\n".join(explain(result, completion, marks)))
     return 0

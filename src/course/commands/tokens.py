@@ -20,24 +20,25 @@ def register(subparsers: Any) -> None:
                         "writes one)")
     parser.add_argument("--variants", action="store_true",
                         help="print the near-miss table (expected answer: --expected or 323)")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=lambda values: _main(values.text, values.expected,
+                                                  values.variants))
 
 
-def _main(args: Any) -> int:
-    if args.variants:
-        expected = 323 if args.expected is None else args.expected
-        print(f"near-miss spellings, tokenized with cl100k_base, strict-scored against {expected}")
-        print(format_variants(inspect_variants(expected)))
+def _main(text: str | None, expected: int | None, variants: bool) -> int:
+    if variants:
+        against = 323 if expected is None else expected
+        print(f"near-miss spellings, tokenized with cl100k_base, strict-scored against {against}")
+        print(format_variants(inspect_variants(against)))
         return 0
-    if args.text is None:
+    if text is None:
         raise UsageError("give a TEXT to tokenize (or --variants)")
-    tokens = tokenize(args.text)
-    print(f"{args.text!r}: {len(tokens)} tokens (cl100k_base)")
+    tokens = tokenize(text)
+    print(f"{text!r}: {len(tokens)} tokens (cl100k_base)")
     print(f"{'id':>7}  piece")
     for token, piece in tokens:
         print(f"{token:>7}  {show_piece(piece)}")
-    if args.expected is not None:
-        result = score({"expected_answer": args.expected}, args.text)
-        print(f"strict score against {args.expected}: reward {result['reward']:.1f}, "
+    if expected is not None:
+        result = score({"expected_answer": expected}, text)
+        print(f"strict score against {expected}: reward {result['reward']:.1f}, "
               f"code {result['details']['code']}")
     return 0
