@@ -261,8 +261,9 @@ def test_every_figure_is_numbered_captioned_and_referred_to(built_site: Build):
 
 def test_the_search_index_holds_text_a_reader_can_read(built_site: Build):
     """site_hooks/search_index.py: every page has its boost; no preview outside the run pages
-    carries TeX source; a lab's preview starts with the lab's own text, never with Jupyter's
-    prompts or copy buttons; no title keeps a notebook heading's `¶`."""
+    carries TeX source, and none keeps a formula's delimiters (nor a lab's `$`); a lab's
+    preview starts with the lab's own text, never with Jupyter's prompts or copy buttons; no
+    title keeps a notebook heading's `¶`."""
     index = json.loads((built_site.site / "search" / "search_index.json").read_text("utf-8"))
     problems = []
     for doc in index["docs"]:
@@ -277,6 +278,11 @@ def test_the_search_index_holds_text_a_reader_can_read(built_site: Build):
         tex = [] if where.startswith("runs/") else re.findall(r"\\[a-zA-Z]+", title + prose)
         if tex:
             problems.append(f"{where}: TeX {tex[:3]} in the preview")
+        delimiters = [d for d in ("\\(", "\\)", "\\[", "\\]", "$$") if d in title + prose]
+        if where.startswith("labs/") and "$" in prose:     # notebook markdown: $...$ is maths
+            delimiters.append("$")
+        if delimiters:
+            problems.append(f"{where}: maths delimiters {delimiters} in the preview")
         if re.fullmatch(r"labs/lab_\w+/", where) and not text.startswith("<p>"):
             problems.append(f"{where}: the preview starts {text[:40]!r}")
         if "Copied!" in text or re.search(r"In\s*\[\d*\]:", text):
