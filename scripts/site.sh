@@ -9,18 +9,29 @@
 # Two editions (src/course_site/editions.py): the student edition by default, without the teacher
 # blocks and the teacher's guide; `--teacher` builds the teacher edition (everything, each page
 # marked) into site-teacher/ and serves that: `bash scripts/site.sh --teacher [--build]`.
+# `--both` builds both editions, site/ and site-teacher/, in one command that runs each block
+# and each lab once (scripts/build_site.sh --both says how).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 serve=true
+both=false
 site_dir=site
 for option in "$@"; do
   case "$option" in
     --build) serve=false ;;
     --teacher) export COURSE_EDITION=teacher; site_dir=site-teacher ;;
-    *) echo "site: unknown option '$option' (options: --build, --teacher)" >&2; exit 2 ;;
+    --both) both=true; serve=false ;;
+    *) echo "site: unknown option '$option' (options: --build, --teacher, --both)" >&2; exit 2 ;;
   esac
 done
+if [ "$both" = true ] && [ "${COURSE_EDITION:-}" = teacher ]; then
+  echo "site: --both builds the teacher edition already; leave out --teacher" >&2
+  exit 2
+fi
 EXTRAS=dev bash scripts/setup.sh
+if [ "$both" = true ]; then
+  exec bash scripts/build_site.sh --both
+fi
 if [ "$serve" = false ]; then
   exec bash scripts/build_site.sh --site-dir "$site_dir"
 fi

@@ -28,6 +28,7 @@ their source to download.
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 from pathlib import Path
 
@@ -45,6 +46,18 @@ log = get_plugin_logger(__name__)
 
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.DOTALL | re.IGNORECASE)
 _NETWORK = re.compile(r"""(?:src=["']|import\(\s*["']|from\s+["'])https?://""", re.IGNORECASE)
+
+
+_CELL_ID = re.compile(r'id="cell-id=[0-9a-f]+"')
+"""A rendered cell's id: nbformat draws a random one for every cell of a notebook it makes from
+a jupytext file, so two builds of the same lab differed in every cell."""
+
+
+def numbered_cells(html: str) -> str:
+    """Each rendered cell's random id replaced by its position (`cell-1`, `cell-2`, ...), so
+    that a lab's page is the same bytes at every build (nothing links to these ids)."""
+    count = itertools.count(1)
+    return _CELL_ID.sub(lambda _: f'id="cell-{next(count)}"', html)
 
 
 def strip_network_scripts(html: str) -> str:
@@ -95,7 +108,7 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     uri = page.file.src_uri
     if not is_lab(uri):
         return html
-    html = strip_network_scripts(html)
+    html = numbered_cells(strip_network_scripts(html))
     for leftover in _NETWORK.finditer(html):
         log.warning(f"{uri}: the rendered notebook still loads from the network "
                     f"near {html[leftover.start():leftover.start() + 80]!r}")

@@ -60,11 +60,13 @@ CACHE = Path(".cache") / "block-outputs"
 TIMEOUT_S = 600
 
 _session = SimpleNamespace(cache=None)
-"""The cache folder for today's src/, data/ and runs/, under `mkdocs serve` only."""
+"""The cache folder for today's src/, data/ and runs/, under `mkdocs serve` (or the builds of
+one command: `course_site.serve.SHARED_BUILD`) only."""
 
 
 def on_pre_build(config: MkDocsConfig) -> None:
-    """Under `mkdocs serve`, point the cache at the folder of today's inputs; a build has none."""
+    """Under `mkdocs serve`, point the cache at the folder of today's inputs; a build alone has
+    none."""
     _session.cache = cache_folder(config, CACHE)
 
 
@@ -96,7 +98,8 @@ def execute(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def outputs(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What each block prints: from the cache under `mkdocs serve`, else by running it."""
+    """What each block prints: from the cache under `mkdocs serve` (or from the first build of
+    one command), else by running it."""
     results: dict[int, dict[str, Any]] = {}
     missing = []
     for chain in chains([block["continuation"] for block in blocks]):

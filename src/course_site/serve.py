@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -82,14 +83,23 @@ def on_startup(command: str, dirty: bool) -> None:
                  "data/ or runs/ rebuilds every page")
 
 
+SHARED_BUILD = "COURSE_BUILD_CACHE"
+"""The environment variable naming a fresh folder that the builds of one command share:
+`scripts/site.sh --both` makes it, builds the student edition (which writes there what each
+block printed and each executed lab), then the teacher edition (which reads them: the same
+code on the same inputs prints the same), and deletes it. A build alone never has one."""
+
+
 def cache_folder(config: MkDocsConfig, cache: Path) -> Path | None:
     """Under `mkdocs serve`, the folder of the cache `cache` (under the repository) for today's
     state of LAB_INPUTS, its folders for other states deleted (what they hold can never be shown
-    again); None under `mkdocs build`, which never reads a cache."""
-    if not _session.serving:
+    again); under the builds of one command, the same folder in the one they share
+    (SHARED_BUILD); None under `mkdocs build` alone, which never reads a cache."""
+    shared = os.environ.get(SHARED_BUILD)
+    if not (_session.serving or shared):
         return None
     root = Path(config.config_file_path).parent
-    folder = root / cache / tree_digest(root, LAB_INPUTS)[:16]
+    folder = Path(shared or root) / cache / tree_digest(root, LAB_INPUTS)[:16]
     for stale in folder.parent.glob("*"):
         if stale.is_dir() and stale != folder:
             shutil.rmtree(stale)
@@ -98,8 +108,9 @@ def cache_folder(config: MkDocsConfig, cache: Path) -> Path | None:
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """`mkdocs build` executes every lab, always: a lab must run against today's code, and a
-    cache keyed on the notebook's bytes would miss a change to src/. So under `mkdocs serve` the
-    cache folder's name is the digest of LAB_INPUTS: a change to the code re-runs the labs."""
+    cache keyed on the notebook's bytes would miss a change to src/. So under `mkdocs serve` (and
+    the builds of one command) the cache folder's name is the digest of LAB_INPUTS: a change to
+    the code re-runs the labs."""
     plugin = config.plugins["mkdocs-jupyter"]
     folder = cache_folder(config, LAB_CACHE)
     plugin.config["cache"] = folder is not None     # whatever mkdocs.yml says

@@ -323,3 +323,30 @@ def test_the_students_copy_has_nothing_for_teachers_only(tmp_path):
     refused = subprocess.run(["bash", str(REPO / "scripts" / "student_copy.sh"), str(copy)],
                              capture_output=True, text=True)
     assert refused.returncode == 2 and len(refused.stderr.strip().split("\n")) == 1
+
+
+def test_both_editions_share_one_fresh_cache_and_a_build_alone_has_none(tmp_path, monkeypatch):
+    """`scripts/build_site.sh --both`: the two builds share the folder COURSE_BUILD_CACHE names
+    (so each block and lab runs once); without it `mkdocs build` reads no cache. Whether the
+    pages are the same bytes either way is benchmarks/bench_editions.py's check (two builds
+    of the whole site)."""
+    from types import SimpleNamespace
+
+    from course_site import serve
+    config = SimpleNamespace(config_file_path=str(REPO / "mkdocs.yml"))
+    monkeypatch.delenv(serve.SHARED_BUILD, raising=False)
+    assert serve.cache_folder(config, Path("blocks")) is None          # type: ignore[arg-type]
+    monkeypatch.setenv(serve.SHARED_BUILD, str(tmp_path))
+    folder = serve.cache_folder(config, Path("blocks"))                # type: ignore[arg-type]
+    assert folder is not None and folder.parent == tmp_path / "blocks"
+
+
+@pytest.mark.parametrize(("script", "argv", "says"), [
+    ("build_site.sh", ["--both", "--site-dir", "x"], "--both takes no other option"),
+    ("site.sh", ["--both", "--teacher"], "--both builds the teacher edition already"),
+])
+def test_both_is_refused_with_another_option_in_one_line(script, argv, says):
+    done = subprocess.run(["bash", str(REPO / "scripts" / script), *argv], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr

@@ -366,6 +366,15 @@ def test_network_scripts_are_removed_and_local_ones_kept():
     assert out == "<script>customElements.define('x-y', class {})</script><p>kept</p>"
 
 
+def test_a_labs_cells_are_numbered_so_two_builds_are_the_same_bytes():
+    one = ('<div class="jp-Cell" id="cell-id=4e9e5483"><p>id="cell-id=text"</p></div>'
+           '<div class="jp-Cell" id="cell-id=08c0a14b"></div>')
+    other = one.replace("4e9e5483", "ba6f8c1d").replace("08c0a14b", "021905ad")
+    assert notebooks.numbered_cells(one) == notebooks.numbered_cells(other) == (
+        '<div class="jp-Cell" id="cell-1"><p>id="cell-id=text"</p></div>'
+        '<div class="jp-Cell" id="cell-2"></div>')
+
+
 # -- search: the separator and the maths in the index -----------------------------------------
 
 def configured_separator() -> str:
