@@ -19,6 +19,11 @@ means exit status 0 and no traceback; `course check` on an untouched stub may ex
 says `not started` (its documented status for an exercise not begun). Exit status 2, a usage
 error or a refusal, is never accepted.
 
+A block followed by `<!-- output of the block above -->` and a `text` block must print exactly
+that (`…` in a shown line stands for any text, as the page tells the reader): the output a page
+shows is the output its command gives. A page whose commands make the students' copy (which is
+written from the last commit) gets a scratch copy with one commit.
+
 Nothing is skipped silently. A command that `scripts/test.sh` runs on the repository itself
 (`course runs verify`, about a minute) counts as covered. A block that cannot run in a test
 (serving the site until Ctrl-C, the test command itself) carries, on the line right before its
@@ -30,6 +35,7 @@ one is a visible decision.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -57,12 +63,19 @@ MARKED = sorted([
     ("README.md", "bash scripts/site.sh"),      # the two setup commands: serve, then test
     ("README.md", "bash scripts/site.sh"),      # the teacher's edit loop: serve, test one page
     ("docs/index.md", "bash scripts/site.sh"),  # the two setup commands
+    ("docs/teacher/before-the-term.md", "bash scripts/test.sh"),  # the test command itself
+    ("docs/teacher/before-the-term.md", "bash scripts/site.sh --both"),  # both editions: minutes
+    ("docs/teacher/before-the-term.md", "cd ../course-students"),  # a push to GitHub
     ("docs/teacher/extending.md", "bash scripts/build_site.sh"),  # the strict build: minutes
     ("docs/teacher/extending.md",
      "bash scripts/test_page.sh docs/lessons/m1-reinforce.md"),  # its blocks: a third run
 ])
 
 SHELLS = {"bash", "sh", "shell", "console"}
+OUTPUT = "<!-- output of the block above -->"
+"""The line before a `text` block that shows what the shell block before it prints."""
+NEEDS_A_COMMIT = "scripts/student_copy.sh"
+"""A command that reads the repository's last commit, so the scratch copy must have one."""
 BACKSTOP = re.compile(r"^timeout (?:--\S+ )*\d+ ")
 MARKER = re.compile(r"<!--\s*not run by the tests(?P<reason>.*?)-->")
 SPAN = re.compile(r"`([^`\n]+(?:\n[^`\n]+)*)`")  # an inline code span: it may wrap a line
@@ -83,6 +96,7 @@ class Command:
     page: str
     line: int       # the page's line where the script starts
     script: str
+    shown: str | None = None    # what the page shows it prints (OUTPUT), if it does
 
     def lines(self) -> list[str]:
         """The command lines, without comments, blank lines, a backstop `timeout [OPTIONS]
@@ -108,11 +122,15 @@ def collect(page: str, text: str, covered_lines: set[str]) -> Collected:
     found = Collected()
     prose = list(lines)        # the page without its fenced blocks, line numbers kept
     markers_used: set[int] = set()
-    for fence in fenced_blocks(lines):
+    fences = list(fenced_blocks(lines))
+    for fence, after in itertools.zip_longest(fences, fences[1:]):
         prose[fence.open:fence.close + 1] = [""] * (fence.close + 1 - fence.open)
         if (fence.words() or [""])[0] not in SHELLS:
             continue
-        block = Command(page, fence.open + 2, fence.code(lines))
+        shown = after is not None and (after.words() or [""])[0] == "text" \
+            and lines[after.open - 1].strip() == OUTPUT
+        block = Command(page, fence.open + 2, fence.code(lines),
+                        after.code(lines) if after is not None and shown else None)
         marker = MARKER.search(lines[fence.open - 1]) if fence.open else None
         if marker:
             markers_used.add(fence.open - 1)
@@ -153,9 +171,10 @@ COLLECTED = {page: collect(page, (REPO / page).read_text(encoding="utf-8"),
                            commands_of_the_test_script()) for page in PAGES}
 
 
-def scratch_copy(folder: Path) -> Path:
+def scratch_copy(folder: Path, committed: bool = False) -> Path:
     """The repository's tracked files as they are now (uncommitted edits too), in `folder`,
-    with links to its `.venv` and `node_modules`."""
+    with links to its `.venv` and `node_modules`; with `committed`, as one commit of a new
+    repository (the links left out of it)."""
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True,
                              capture_output=True, text=True).stdout
     for name in filter(None, tracked.split("\0")):
@@ -166,7 +185,27 @@ def scratch_copy(folder: Path) -> Path:
     for name, source in ((".venv", VENV), ("node_modules", REPO / "node_modules")):
         if source.is_dir():
             (folder / name).symlink_to(source)
+    if committed:
+        (folder / ".git" / "info").mkdir(parents=True)
+        (folder / ".git" / "info" / "exclude").write_text(".venv\nnode_modules\n")
+        for git in (["init", "-q"], ["add", "-A"],
+                    ["-c", "user.name=test", "-c", "user.email=test@localhost", "commit",
+                     "-q", "-m", "the course as it is now"]):
+            subprocess.run(["git", *git], cwd=folder, check=True, capture_output=True)
     return folder
+
+
+def shown_problem(command: Command, printed: str) -> str | None:
+    """None if `printed` is what the page shows the command prints (a `…` in a shown line
+    stands for any text), else the first line that differs."""
+    assert command.shown is not None
+    want, got = command.shown.rstrip("\n").split("\n"), printed.rstrip("\n").split("\n")
+    for number, (shown, line) in enumerate(itertools.zip_longest(want, got), start=1):
+        pattern = None if shown is None else ".*".join(map(re.escape, shown.split("…")))
+        if pattern is None or line is None or not re.fullmatch(pattern, line):
+            return (f"printed line {number} as {line!r}, the page shows {shown!r}"
+                    if line is not None else f"printed {len(got)} lines, the page shows more")
+    return None
 
 
 def failure(command: Command, scratch: Path) -> str | None:
@@ -190,6 +229,8 @@ def failure(command: Command, scratch: Path) -> str | None:
     checking = all(line.startswith("course check ") for line in command.lines())
     if "Traceback" not in err and (process.returncode == 0 or (
             process.returncode == 1 and checking and "not started" in out)):
+        if command.shown is not None and (problem := shown_problem(command, out)):
+            return f"{where} {problem}"
         return None
     tail = "\n".join(f"    {line}" for line in err.strip().splitlines()[-6:])
     return f"{where} exited with status {process.returncode}\n{tail or '    (stderr empty)'}"
@@ -209,7 +250,8 @@ def test_every_command_of_the_page_works_as_written(page: str, tmp_path: Path) -
     is named by its line. The pages are tests of their own, so that the test processes share
     them (pytest-xdist). The repository's `git status` is the same afterwards."""
     before = git_status()
-    scratch = scratch_copy(tmp_path)
+    scratch = scratch_copy(tmp_path, committed=any(NEEDS_A_COMMIT in command.script
+                                                   for command in COLLECTED[page].run))
     failures = [found for command in COLLECTED[page].run
                 if (found := failure(command, scratch)) is not None]
     assert not failures, "\n".join(failures)
@@ -287,3 +329,14 @@ if __name__ == "__main__":
         rows += [("template", command) for command in found.templates]
         for group, command in rows:
             print(f"{page}:{command.line}  {' ; '.join(command.lines())}\n    {group}")
+
+
+def test_a_shown_output_is_bound_to_its_block_and_an_ellipsis_is_any_text() -> None:
+    page = ("```bash\ncourse score --spec\n```\n\n" + OUTPUT + "\n```text\nwrote … files\nok\n```\n"
+            "\n```bash\ncourse runs list\n```\n\n```text\nnot bound: no marker\n```\n")
+    first, second = collect("page.md", page, set()).run
+    assert first.shown == "wrote … files\nok" and second.shown is None
+    assert shown_problem(first, "wrote 546 files\nok\n") is None
+    assert shown_problem(first, "wrote 546 files\n") == "printed 1 lines, the page shows more"
+    assert shown_problem(first, "wrote 546 files\nok\nmore\n") == (
+        "printed line 3 as 'more', the page shows None")
