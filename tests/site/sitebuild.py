@@ -103,10 +103,11 @@ class Build:
 
 def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
                config: Path = REPO / "mkdocs.yml", site_url: str | None = None,
-               edition: str = "student") -> Build:
+               edition: str = "student", generator: Path = MKDOCS) -> Build:
     """`mkdocs build --strict` of `config` into `out`; returns the outcome, never raises.
     `site_url` is the address the site will be served at (instant navigation needs it);
-    `edition` is the edition built (course_site.editions), whatever the caller's shell says."""
+    `edition` is the edition built (course_site.editions), whatever the caller's shell says;
+    `generator` is the program that builds (MkDocs, or a fork that takes its arguments)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     record = out.parent / f"{out.name}-blocks.json"
     boxes = out.parent / f"{out.name}-predictions.json"
@@ -117,7 +118,7 @@ def build_site(out: Path, extra_runs: Path | None = FIXTURE_RUNS,
         if value is not None:
             env[name] = str(value)
     start = time.perf_counter()
-    done = subprocess.run([str(MKDOCS), "build", "--strict", "--config-file", str(config),
+    done = subprocess.run([str(generator), "build", "--strict", "--config-file", str(config),
                            "--site-dir", str(out)], cwd=config.parent, env=env,
                           capture_output=True, text=True, timeout=600)
     return Build(out, time.perf_counter() - start, done.returncode, done.stdout + done.stderr,
