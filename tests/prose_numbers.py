@@ -99,12 +99,14 @@ from __future__ import annotations
 
 import ast
 import bisect
+import concurrent.futures
 import contextlib
 import dataclasses
 import functools
 import importlib.util
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -1008,8 +1010,41 @@ def report(selected: list[str]) -> str:
     return "\n".join(out)
 
 
+# ---------------------------------------------------------------------------------------------
+# After a change that moves numbers (a scorer change, runs regenerated): every stale number of
+# every page, in one pass. `python tests/prose_numbers.py --stale [PAGE ...]`.
+# ---------------------------------------------------------------------------------------------
+
+def stale_lines(page: str, markdown: str | None = None) -> list[str]:
+    """One line per number of `page` (its text: `markdown`, or the file's) that matches
+    nothing the page now computes, with the value closest to it in its section and where that
+    value comes from; then the page's other problems (a stale exemption, a hidden number)."""
+    result = check_page(page, markdown)
+    lines = [f'{page}:{miss.literal.line}: "{miss.literal.text}" is stale; '
+             f"{miss.closest or 'nothing is computed near it'}" for miss in result.unmatched]
+    return lines + [f"{page}:{error}" for error in result.errors + result.hidden]
+
+
+def stale(selected: list[str]) -> int:
+    """Print `stale_lines` for every page of `selected`, in their order, each page checked in
+    a process of its own, as many at once as the machine has cores (its blocks run once);
+    exit status 1 when any number is stale, 0 when every one still matches."""
+    started = time.perf_counter()
+    with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        found = list(pool.map(stale_lines, selected))
+    for lines in found:
+        for line in lines:
+            print(line, flush=True)
+    count = sum(map(len, found))
+    print(f"{count} stale number(s) on {sum(1 for lines in found if lines)} of {len(selected)} "
+          f"pages ({time.perf_counter() - started:.0f} s)")
+    return 1 if count else 0
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args[:1] == ["--stale"]:
+        sys.exit(stale(args[1:] or pages()))
     target = None
     if "--report" in args:
         i = args.index("--report")

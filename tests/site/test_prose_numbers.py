@@ -556,3 +556,15 @@ def test_prose_numbers(page, the_build_record):
     if failures and result.notes:
         failures.append("note: " + "; ".join(result.notes))
     assert not failures, "\n".join(failures)
+
+
+def test_the_stale_listing_names_a_moved_number_and_its_new_value():
+    """`python tests/prose_numbers.py --stale`: after a regeneration, one line per number that
+    moved, with the value the page computes now (docs/teacher/change-the-scorer.md, step 8)."""
+    page = "docs/lessons/m0-orientation.md"
+    text = (pn.REPO / page).read_text(encoding="utf-8")
+    assert "with probability 0.52," in text and pn.stale_lines(page) == []
+    line = text[:text.index("with probability 0.52,")].count("\n") + 1
+    found, = pn.stale_lines(page, text.replace("with probability 0.52,", "with probability 0.53,"))
+    assert found.startswith(f'{page}:{line}: "0.53" is stale; closest in its section: 0.52 ('), \
+        found
