@@ -4,9 +4,10 @@ builds the site as MkDocs does.
 A small site with a page of each kind the course makes (a lesson whose Python block shows its
 output, a Try-it box, a teacher block, a lab executed at build, the run pages of the fixture
 runs) is built strictly by MkDocs and by ProperDocs from the same mkdocs.yml, hooks and
-overrides, the student edition by both and the teacher edition by ProperDocs. Every page
-ProperDocs writes is the page MkDocs writes, but for the `generator` meta tag that names it;
-its teacher edition shows the teacher block and marks the page, its student edition does not.
+overrides, in the student edition. Every page ProperDocs writes is the page MkDocs writes, but
+for the `generator` meta tag that names it. ProperDocs then builds the teacher edition of the
+lesson alone (the edition changes what the plugin keeps of a page, not how a lab or a run page
+is made): it shows the teacher block and marks the page; the student edition does neither.
 The MkDocs build is also the control of tests/site/test_build.py's miniature repositories with
 one mistake each: the same set-up without a mistake passes.
 """
@@ -32,8 +33,9 @@ NAV = MINIMAL_NAV + "  - Lab: labs/lab_mini.py\n"
 GENERATOR = re.compile(rb'<meta name="generator" content="[^"]*">')
 
 
-def built(root: Path, name: str, edition: str, generator: Path) -> Build:
-    build = build_site(root / name, extra_runs=FIXTURE_RUNS, config=root / "mkdocs.yml",
+def built(root: Path, name: str, edition: str, generator: Path,
+          extra_runs: Path | None = FIXTURE_RUNS) -> Build:
+    build = build_site(root / name, extra_runs=extra_runs, config=root / "mkdocs.yml",
                        edition=edition, generator=generator)
     assert build.returncode == 0, f"{generator.name} ({edition}):\n{build.log[-3000:]}"
     return build
@@ -43,7 +45,9 @@ def test_properdocs_builds_every_kind_of_page_as_mkdocs_does(tmp_path):
     root = mini_repo(tmp_path / "repo", DOCS, nav=NAV)
     mkdocs = built(root, "mkdocs", "student", Path(sys.executable).with_name("mkdocs")).site
     student = built(root, "properdocs", "student", PROPERDOCS).site
-    teacher = built(root, "properdocs-teacher", "teacher", PROPERDOCS).site
+    alone = DOCS["index.md"].replace(" and [the lab](labs/lab_mini.py)", "")
+    lesson = mini_repo(tmp_path / "lesson", {"index.md": alone})
+    teacher = built(lesson, "properdocs-teacher", "teacher", PROPERDOCS, extra_runs=None).site
     pages = site_pages(mkdocs)
     assert {"", "labs/lab_mini/", "runs/run_fixture/"} <= set(pages)
     assert site_pages(student) == pages
