@@ -158,3 +158,48 @@ def test_a_long_run_shows_how_far_it_has_got_and_the_time_left(monkeypatch, caps
                             r"left", line) for line in lines), lines
     assert progress.listener is None and re.fullmatch(ok_lines(["run_001"]),
                                                       capsys.readouterr().out)
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork",
+                    reason="the worker processes must inherit the stand-in rebuilds")
+def test_stale_runs_are_regenerated_side_by_side_and_a_stopped_command_resumes(
+        monkeypatch, capsys, tmp_path):
+    """`course runs regenerate --scorer-dependent --jobs 2`: the stale runs in two processes,
+    a comparison (run_016) only once the others are written; a run that fails stops the
+    command, every run written before it stays written, and the command started again
+    rebuilds only what is still stale. The rebuilds are stand-ins that record what they
+    write (the real runs are never touched)."""
+    written = tmp_path / "written.txt"
+    written.write_text("", encoding="utf-8")
+    names = [*KINDS, "run_016"]
+
+    def still_stale(name: str) -> str | None:
+        done = written.read_text(encoding="utf-8").split()
+        return "strict-v0" if name in names and name not in done else None
+
+    def stand_in(name: str, force: bool = False):
+        done = written.read_text(encoding="utf-8").split()
+        if name == "run_016":                 # it reads the others: they are written
+            assert set(KINDS) <= set(done), done
+        if name == "run_005" and (tmp_path / "fail-once").exists():
+            (tmp_path / "fail-once").unlink()
+            raise runs.RunError("run_005: stopped on purpose")
+        with open(written, "a", encoding="utf-8") as out:
+            out.write(f"{name}\n")
+        return RUNS_DIR / name
+
+    monkeypatch.setattr("course.commands.runs.stale", still_stale)
+    monkeypatch.setattr(canonical, "regenerate", stand_in)
+    (tmp_path / "fail-once").touch()
+    assert main(["runs", "regenerate", "--scorer-dependent", "--jobs", "2"]) == 2
+    first = written.read_text(encoding="utf-8").split()
+    assert "run_005" not in first and "run_016" not in first
+    capsys.readouterr()
+    assert main(["runs", "regenerate", "--scorer-dependent", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    again = written.read_text(encoding="utf-8").split()[len(first):]
+    assert sorted(again) == sorted(n for n in names if n not in first) and again[-1] == "run_016"
+    assert re.fullmatch("".join(rf"\[{k}/{len(again)}\] wrote runs/run_0\d\d \(\d+\.\d s\)\n"
+                                for k in range(1, len(again) + 1)), out), out
+    assert main(["runs", "regenerate", "--scorer-dependent"]) == 0
+    assert capsys.readouterr().out.startswith("no stale run")

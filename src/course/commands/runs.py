@@ -8,9 +8,9 @@ cannot do its job (an unknown run name, `--jobs 0`)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,14 @@ from course.reports.canonical import (
     MAX_JOBS,
     REGENERATE_STALE,
     SPOT_CHECK_SAYS,
+    after_what_they_read,
     committed_kind,
-    rebuilding,
+    in_processes,
     regenerate,
+    regenerate_group,
     stale,
     verify,
     verify_group,
-    verify_in_processes,
 )
 from course.reports.canonical import groups as rebuild_groups
 from course.runs import RunError, leftover_partials, read_json
@@ -56,15 +57,21 @@ def register(subparsers: Any) -> None:
         "regenerate", help="rewrite one canonical run folder, or every stale one",
         description="Rewrite the canonical run NAME (an existing folder only with --force), or "
                     "with --scorer-dependent every run measured by another scorer version than "
-                    "the one it is built with now. Each folder is written whole, then swapped "
-                    "in; review the diff before committing.")
+                    "the one it is built with now, in --jobs processes (the comparisons after "
+                    "the runs they read). Each folder is written whole, then swapped in, so a "
+                    "stopped command keeps every run it finished: started again, it rebuilds "
+                    "the runs still stale. Review the diff before committing.")
     which = rebuild.add_mutually_exclusive_group(required=True)
     which.add_argument("name", metavar="NAME", nargs="?", help="for example run_001")
     which.add_argument("--scorer-dependent", action="store_true",
                        help="every run made stale by a change of scorer (replaced in place)")
     rebuild.add_argument("--force", action="store_true", help="replace an existing folder")
+    rebuild.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, MAX_JOBS),
+                         metavar="N",
+                         help="with --scorer-dependent, runs rebuilt side by side in N "
+                              "processes (default: the machine's cores)")
     rebuild.set_defaults(func=lambda values: _regenerate_main(
-        values.name, values.scorer_dependent, values.force))
+        values.name, values.scorer_dependent, values.force, values.jobs))
     submitted = actions.add_parser(
         "check", help="check a submitted eval run: seal, manifest, every line scored again",
         description="Check one Loop A run folder as `course compare` reads it: its manifest's "
@@ -167,7 +174,7 @@ def _verify_main(asked: list[str], jobs: int) -> int:
                 finally:
                     progress.muted = False
         else:
-            verify_in_processes(groups, jobs, status, done)
+            in_processes(verify_group, groups, jobs, status, done)
     if old:
         print(f"stale: {', '.join(old)} (measured by another scorer version than the one they "
               f"are built with now, {SCORER_VERSION}); regenerate them with "
@@ -184,10 +191,15 @@ def _print_verified(name: str, differences: list[str], seconds: float | None) ->
         print(f"{name}: ok ({how} in {seconds or 0:.1f} s)", flush=True)
 
 
-def _regenerate_main(name: str | None, scorer_dependent: bool, force: bool) -> int:
-    """One run by name; or, with `--scorer-dependent`, every stale run in the registry's
-    order (a comparison after the runs it reads), one line each as it is written; meanwhile,
-    on stderr, how far each run has got (`course.progress.RunsStatus`)."""
+def _regenerate_main(name: str | None, scorer_dependent: bool, force: bool, jobs: int) -> int:
+    """One run by name; or, with `--scorer-dependent`, every stale run, in `jobs` processes
+    (`canonical.after_what_they_read`: a comparison after the runs it reads), one line each as
+    it is written; meanwhile, on stderr, how far each run has got and the time it has left
+    (`course.progress.RunsStatus`)."""
+    problem = count_problem("--jobs", jobs, 1, MAX_JOBS,
+                            "one process per run at most, and each holds a run in memory")
+    if problem:
+        raise UsageError(problem)
     if name is not None and name not in CANONICAL:
         regenerate(name)                        # the one-line error that names the known runs
     names = [name] if name is not None else [run for run in CANONICAL if stale(run) is not None]
@@ -196,19 +208,30 @@ def _regenerate_main(name: str | None, scorer_dependent: bool, force: bool) -> i
               f"built with ({SCORER_VERSION}, or its pinned one)")
     status = progress.RunsStatus("regenerate", {name: committed_kind(name) for name in names},
                                  sys.stderr)
-    with status, status.ticking():
-        progress.muted = True
-        try:
-            for k, run in enumerate(names, start=1):
-                start = time.perf_counter()
-                with rebuilding(run, status.tell):
-                    path = regenerate(run, force=force or scorer_dependent)
-                with status.aside():
-                    print(f"[{k}/{len(names)}] wrote {display_path(path)} "
-                          f"({time.perf_counter() - start:.1f} s)" if scorer_dependent
-                          else f"wrote {display_path(path)}", flush=True)
-        finally:
-            progress.muted = False
+    written = 0
+
+    def done(finished: list[tuple[str, Path, float]]) -> None:
+        nonlocal written
+        for run, path, seconds in finished:
+            written += 1
+            status.tell(run, "done")
+            with status.aside():
+                print(f"[{written}/{len(names)}] wrote {display_path(path)} ({seconds:.1f} s)"
+                      if scorer_dependent else f"wrote {display_path(path)}", flush=True)
+
+    work = functools.partial(regenerate_group, force=force or scorer_dependent)
+    with status:
+        for phase in after_what_they_read(names):
+            if jobs == 1 or len(phase) == 1:
+                with status.ticking():
+                    progress.muted = True
+                    try:
+                        for group in rebuild_groups(phase):
+                            done(work(group, status.tell))
+                    finally:
+                        progress.muted = False
+            else:
+                in_processes(work, rebuild_groups(phase), jobs, status, done)
     return 0
 
 

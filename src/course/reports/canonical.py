@@ -37,6 +37,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from multiprocessing.queues import SimpleQueue
 from pathlib import Path
+from typing import TypeVar
 
 from course import progress, runs, scorer_v0
 from course.bandit import BanditConfig
@@ -388,13 +389,39 @@ def groups(names: list[str]) -> list[tuple[str, ...]]:
     return sorted(groups, key=lambda g: not set(g) & set(SLOWEST))
 
 
-def verify_in_processes(groups: list[tuple[str, ...]], jobs: int, status: progress.RunsStatus,
-                         done: Callable[[list[tuple[str, list[str], float]]], None]) -> None:
-    """Verify `groups` in `jobs` processes: `done` with each group's results as it ends, and
-    `status` told which run each process starts or has finished, within half a second."""
+def regenerate_group(names: tuple[str, ...], tell: Callable[[str, progress.Event], None],
+                     force: bool) -> list[tuple[str, Path, float]]:
+    """`regenerate` each of `names` in turn: the folder written and the seconds it took."""
+    results = []
+    for name in names:
+        with rebuilding(name, tell):
+            start = time.perf_counter()
+            path = regenerate(name, force=force)
+        results.append((name, path, time.perf_counter() - start))
+    return results
+
+
+def after_what_they_read(names: list[str]) -> list[list[str]]:
+    """`names` in the order they can be rebuilt: first every run that reads no other run, then
+    the comparisons, which read the committed folders of the runs they compare."""
+    reading = [name for name in names if committed_kind(name) == "comparison"]
+    return [phase for phase in ([n for n in names if n not in reading], reading) if phase]
+
+
+R = TypeVar("R")
+
+
+def in_processes(work: Callable[[tuple[str, ...], Callable[[str, progress.Event], None]],
+                                list[R]],
+                 groups: list[tuple[str, ...]], jobs: int, status: progress.RunsStatus,
+                 done: Callable[[list[R]], None]) -> None:
+    """`work` on each of `groups` (`verify_group`, or `regenerate_group` with its `force`) in
+    `jobs` processes: `done` with each group's results as it ends, and `status` told which run
+    each process starts, how far its long work has got, or that it has finished, within half
+    a second."""
     events: SimpleQueue[tuple[str, progress.Event]] = multiprocessing.SimpleQueue()
     with ProcessPoolExecutor(jobs, initializer=_listen, initargs=(events,)) as pool:
-        pending = {pool.submit(verify_group, group, _tell) for group in groups}
+        pending = {pool.submit(work, group, _tell) for group in groups}
         while pending:
             ended, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             while not events.empty():
