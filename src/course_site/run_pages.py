@@ -26,6 +26,14 @@ would otherwise expand anywhere, even inside a code fence.
 Set `COURSE_SITE_EXTRA_RUNS=<folder>` to add the `run_*` folders of another directory (the
 site tests add a fixture run that way).
 
+Why not render the README and then sanitise the HTML with nh3 (ammonia's binding), the usual
+way: measured in benchmarks/bench_inert_readme.py, it takes as long (a few milliseconds a
+page), but too late. pymdownx.snippets expands a `--8<--` line while Markdown reads the page,
+and the site runs a page's Python blocks before that (course_site.outputs): a sanitiser of the
+HTML sees neither the line nor the block, only the teacher's file it included or what the block
+did. And a sanitiser deletes what it distrusts (a completion's `<script>`), where a run page
+must show the data as it is. So the README is made inert before anything reads it.
+
 Why not mkdocs-gen-files and mkdocs-literate-nav: MkDocs 1.6 itself generates a page from text
 (`File.generated`), which is all gen-files would do here, and filling one nav entry takes ten
 lines (`on_config`), where literate-nav would need a SUMMARY.md written for it. What no plugin
