@@ -24,7 +24,6 @@ edition alone (issue 46; two separate builds take about 2 times).
 from __future__ import annotations
 
 import argparse
-import filecmp
 import os
 import resource
 import shutil
@@ -72,21 +71,13 @@ def timed(copy: Path, edition: str, options: list[str]) -> tuple[float, float]:
 
 
 def differing(one: Path, other: Path) -> list[str]:
-    """Files that differ between two built sites (sitemap.xml.gz carries the build's date)."""
-    found = []
-    compared = filecmp.dircmp(one, other)
-    stack = [(compared, Path())]
-    while stack:
-        node, where = stack.pop()
-        found += [str(where / name) for name in node.left_only + node.right_only]
-        found += [str(where / name) for name in node.diff_files if name != "sitemap.xml.gz"]
-        stack += [(sub, where / name) for name, sub in node.subdirs.items()]
-    # dircmp compares by size and date first: the files it calls the same are read again
-    return found + [str(path.relative_to(one)) for path in one.rglob("*")
-                    if path.is_file() and path.name != "sitemap.xml.gz"
-                    and (other / path.relative_to(one)).is_file()
-                    and path.read_bytes() != (other / path.relative_to(one)).read_bytes()
-                    and str(path.relative_to(one)) not in found]
+    """Files that are in one built site only, or differ in bytes (sitemap.xml.gz carries the
+    build's date)."""
+    names = {path.relative_to(site).as_posix() for site in (one, other)
+             for path in site.rglob("*") if path.is_file()} - {"sitemap.xml.gz"}
+    return sorted(name for name in names
+                  if not ((one / name).is_file() and (other / name).is_file())
+                  or (one / name).read_bytes() != (other / name).read_bytes())
 
 
 def first_difference(one: Path, other: Path) -> str:

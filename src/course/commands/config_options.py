@@ -100,19 +100,19 @@ def add_shared_options(parser: Options, configs: Mapping[str, type],
     """An option for each field that every config of `configs` (by the name a command gives
     it) has, parsed as None when left out: its type and choices from the first config; its
     help the field's docstring, each config's where they differ, and each config's default."""
-    first = next(iter(configs.values()))
     docs = {label: field_docs(config) for label, config in configs.items()}
-    kinds = typing.get_type_hints(first)
+    fields = {label: {f.name: f for f in dataclasses.fields(config)}
+              for label, config in configs.items()}
+    first = next(iter(configs))
+    kinds = typing.get_type_hints(configs[first])
     for name in names:
-        fields = {label: {f.name: f for f in dataclasses.fields(config)}[name]
-                  for label, config in configs.items()}
         said = {label: doc[name] for label, doc in docs.items()}
-        defaults = {label: shown_default(f.default) for label, f in fields.items()}
-        field = fields[next(iter(configs))]
-        text = (said[next(iter(said))] if len(set(said.values())) == 1
+        defaults = {label: shown_default(by_name[name].default)
+                    for label, by_name in fields.items()}
+        text = (said[first] if len(set(said.values())) == 1
                 else " ".join(f"{label}: {doc}" for label, doc in said.items()))
-        text += _listed(field, text)
-        text += (f" (default {defaults[next(iter(defaults))]})" if len(set(defaults.values())) == 1
+        text += _listed(fields[first][name], text)
+        text += (f" (default {defaults[first]})" if len(set(defaults.values())) == 1
                  else f" (default {', '.join(f'{v} for {k}' for k, v in defaults.items())})")
         parser.add_argument(option(name), dest=name, type=_kind(kinds[name]), default=None,
                             help=text)

@@ -352,6 +352,9 @@ def _tell(name: str, event: progress.Event) -> None:
         _events.put((name, event))
 
 
+R = TypeVar("R")
+
+
 @contextmanager
 def rebuilding(name: str, tell: Callable[[str, progress.Event], None]) -> Iterator[None]:
     """Inside, `name` is being rebuilt: told started, then its long work's progress
@@ -365,15 +368,23 @@ def rebuilding(name: str, tell: Callable[[str, progress.Event], None]) -> Iterat
     tell(name, "done")
 
 
-def verify_group(names: tuple[str, ...], tell: Callable[[str, progress.Event], None]
-                  ) -> list[tuple[str, list[str], float]]:
+def each_timed(names: tuple[str, ...], tell: Callable[[str, progress.Event], None],
+               rebuild: Callable[[str], R]) -> list[tuple[str, R, float]]:
+    """`rebuild` each of `names` in turn, `tell` told as it starts and ends (`rebuilding`):
+    each run's name, what `rebuild` returned and the seconds it took."""
     results = []
     for name in names:
         with rebuilding(name, tell):
             start = time.perf_counter()
-            differences = verify([name])[name]
-        results.append((name, differences, time.perf_counter() - start))
+            found = rebuild(name)
+        results.append((name, found, time.perf_counter() - start))
     return results
+
+
+def verify_group(names: tuple[str, ...], tell: Callable[[str, progress.Event], None]
+                  ) -> list[tuple[str, list[str], float]]:
+    """`verify` each of `names` in turn: its differences and the seconds it took."""
+    return each_timed(names, tell, lambda name: verify([name])[name])
 
 
 def groups(names: list[str]) -> list[tuple[str, ...]]:
@@ -392,13 +403,7 @@ def groups(names: list[str]) -> list[tuple[str, ...]]:
 def regenerate_group(names: tuple[str, ...], tell: Callable[[str, progress.Event], None],
                      force: bool) -> list[tuple[str, Path, float]]:
     """`regenerate` each of `names` in turn: the folder written and the seconds it took."""
-    results = []
-    for name in names:
-        with rebuilding(name, tell):
-            start = time.perf_counter()
-            path = regenerate(name, force=force)
-        results.append((name, path, time.perf_counter() - start))
-    return results
+    return each_timed(names, tell, lambda name: regenerate(name, force=force))
 
 
 def after_what_they_read(names: list[str]) -> list[list[str]]:
@@ -407,8 +412,6 @@ def after_what_they_read(names: list[str]) -> list[list[str]]:
     reading = [name for name in names if committed_kind(name) == "comparison"]
     return [phase for phase in ([n for n in names if n not in reading], reading) if phase]
 
-
-R = TypeVar("R")
 
 
 def in_processes(work: Callable[[tuple[str, ...], Callable[[str, progress.Event], None]],
