@@ -11,24 +11,37 @@
 # marked) into site-teacher/ and serves that: `bash scripts/site.sh --teacher [--build]`.
 # `--both` builds both editions, site/ and site-teacher/, in one command that runs each block
 # and each lab once (scripts/build_site.sh --both says how).
+# `--print` builds both editions, then prints them to PDF with Debian's Chromium
+# (src/course_site/print_edition.py): print/course.pdf, the whole student edition, and
+# print/teacher-handouts.pdf, from the teacher edition: each milestone's deliverable and
+# checklist, the oral exam with its model answers and the check-in prompts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 serve=true
 both=false
+print=false
 site_dir=site
 for option in "$@"; do
   case "$option" in
     --build) serve=false ;;
     --teacher) export COURSE_EDITION=teacher; site_dir=site-teacher ;;
     --both) both=true; serve=false ;;
-    *) echo "site: unknown option '$option' (options: --build, --teacher, --both)" >&2; exit 2 ;;
+    --print) print=true; both=true; serve=false ;;
+    *) echo "site: unknown option '$option' (options: --build, --teacher, --both, --print)" >&2
+       exit 2 ;;
   esac
 done
 if [ "$both" = true ] && [ "${COURSE_EDITION:-}" = teacher ]; then
-  echo "site: --both builds the teacher edition already; leave out --teacher" >&2
+  echo "site: --both and --print build the teacher edition already; leave out --teacher" >&2
   exit 2
 fi
 EXTRAS=dev bash scripts/setup.sh
+if [ "$print" = true ]; then
+  bash scripts/build_site.sh --both
+  .venv/bin/python -m course_site.print_edition book site print/course.pdf
+  exec .venv/bin/python -m course_site.print_edition handouts site-teacher \
+    print/teacher-handouts.pdf
+fi
 if [ "$both" = true ]; then
   exec bash scripts/build_site.sh --both
 fi

@@ -343,7 +343,9 @@ def test_both_editions_share_one_fresh_cache_and_a_build_alone_has_none(tmp_path
 
 @pytest.mark.parametrize(("script", "argv", "says"), [
     ("build_site.sh", ["--both", "--site-dir", "x"], "--both takes no other option"),
-    ("site.sh", ["--both", "--teacher"], "--both builds the teacher edition already"),
+    ("site.sh", ["--both", "--teacher"], "--both and --print build the teacher edition already"),
+    ("site.sh", ["--teacher", "--print"], "--both and --print build the teacher edition already"),
+    ("site.sh", ["--pdf"], "unknown option '--pdf' (options: --build, --teacher, --both, --print)"),
 ])
 def test_both_is_refused_with_another_option_in_one_line(script, argv, says):
     done = subprocess.run(["bash", str(REPO / "scripts" / script), *argv], cwd=REPO,
