@@ -11,10 +11,9 @@
 # marked) into site-teacher/ and serves that: `bash scripts/site.sh --teacher [--build]`.
 # `--both` builds both editions, site/ and site-teacher/, in one command that runs each block
 # and each lab once (scripts/build_site.sh --both says how).
-# `--print` builds both editions, then prints them to PDF with Debian's Chromium
-# (src/course_site/print_edition.py): print/course.pdf, the whole student edition, and
-# print/teacher-handouts.pdf, from the teacher edition: each milestone's deliverable and
-# checklist, the oral exam with its model answers and the check-in prompts.
+# `--print` builds both editions, then prints two PDFs into print/ with Debian's Chromium: the
+# course (the student edition) and the teacher's handouts (src/course_site/print_edition.py
+# says what each holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 serve=true
