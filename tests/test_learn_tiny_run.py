@@ -230,8 +230,8 @@ def test_the_spot_check_finds_an_edited_number(tmp_path: Path):
     assert len(found) == 1 and f"{name}: sha256" in found[0], found
 
     resealed = runs.write_run(tmp_path / "resealed",
-                              report.derived_files(config, raw, canonical.TINY_NOTE))
-    found = build.spot_check(config, canonical.TINY_NOTE, resealed)
+                              report.derived_files(config, raw, canonical.NOTES["run_021"]))
+    found = build.spot_check(config, canonical.NOTES["run_021"], resealed)
     assert found == [f"{name}: trained again, step 3 reads {row.split()[1:]}, saved "
                      f"{edited.split()[1:]}"], found
 

@@ -1,7 +1,7 @@
-"""The spot checks of the runs whose rebuild trains a model many times (run_012 and run_020;
-run_021's is tests/test_learn_tiny_run.py's): `course runs verify` passes an intact run in
-seconds, and finds a number edited in the saved trainings, in a file made from them, or a
-training that no longer gives its saved rows."""
+"""The spot checks of the runs whose rebuild trains a model many times (run_009 to run_013 and
+run_020; run_021's is tests/test_learn_tiny_run.py's): `course runs verify` passes an intact run
+in seconds, and finds a number edited in the saved trainings or seeds, in a file made from
+them, or a training that no longer gives its saved rows."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from course import runs
 from course.paths import RUNS_DIR
-from course.reports import canonical, learn_family, learn_kl
+from course.reports import canonical, learn, learn_family, learn_kl
 
 TINY_KL = replace(learn_kl.CONFIG, steps=12)
 """run_012's sweep, 12 steps a training (the finals are means of the last 10)."""
@@ -64,7 +64,7 @@ def test_the_familys_check_finds_an_edit_and_a_training_that_differs(tmp_path, m
         return points, line["drawn"]
 
     monkeypatch.setattr(learn_family, "trajectory", stand_in)
-    found = learn_family.spot_check(learn_family.CONFIG, canonical.FAMILY_NOTE, folder)
+    found = learn_family.spot_check(learn_family.CONFIG, canonical.NOTES["run_020"], folder)
     assert found == [f"{learn_family.RAW}: answer_anywhere grpo, seed 0 trained again differs "
                      "from its saved checkpoints"]
 
@@ -72,12 +72,51 @@ def test_the_familys_check_finds_an_edit_and_a_training_that_differs(tmp_path, m
         next(x for x in lines if (x["arm"], x["seed"]) == ("rloo", 3))["points"][2]["paid"] += 1
 
     edit_raw(folder, learn_family.RAW, nudge)
-    found = learn_family.spot_check(learn_family.CONFIG, canonical.FAMILY_NOTE, folder)
+    found = learn_family.spot_check(learn_family.CONFIG, canonical.NOTES["run_020"], folder)
     assert any(line.startswith("summary.json") for line in found), found
 
 
-@pytest.mark.parametrize("name", ["run_012", "run_020"])
-def test_both_keep_their_trainings_and_are_spot_checked(name):
+def test_a_run_over_seeds_is_checked_from_seed_0_again_and_the_others_saved(tmp_path):
+    """On a copy of the committed run_013 (the cheapest of run_009, run_010, run_011 and
+    run_013, which share `learn.spot_check`; `course runs verify` checks the four whole in the
+    test command): intact, it passes; a number of a seed no check measures again changes the
+    table over seeds and breaks the seal; seed 0's line edited differs from seed 0 measured
+    again; a log that is not one object per seed is named in one line."""
+    folder = tmp_path / "run_013"
+    shutil.copytree(RUNS_DIR / "run_013", folder)
+
+    def check() -> list[str]:
+        return canonical.SPOT_CHECKED["run_013"](folder)
+
+    assert check() == []
+    key = "tokens_gap_closed_at_end"
+
+    def nudge_seed_3(lines):
+        lines[3][key] += 0.01
+
+    edit_raw(folder, learn.SEEDS_LOG, nudge_seed_3)
+    found = check()
+    assert any(line.startswith("summary.json: differs") for line in found), found
+    assert any(line.startswith("README.md: differs") for line in found), found
+    assert any(learn.SEEDS_LOG in line and "sha256" in line for line in found), found
+
+    shutil.rmtree(folder)
+    shutil.copytree(RUNS_DIR / "run_013", folder)
+
+    def nudge_seed_0(lines):
+        lines[0][key] += 0.01
+
+    edit_raw(folder, learn.SEEDS_LOG, nudge_seed_0)
+    assert any(line.startswith(f"{learn.SEEDS_LOG}: differs") for line in check()), check()
+
+    (folder / learn.SEEDS_LOG).write_text('[1, 2]\n{"seed": 1}\n', encoding="utf-8")
+    assert check() == [f"{learn.SEEDS_LOG} cannot be read back: {learn.SEEDS_LOG} must hold "
+                       f"one object per seed of {list(learn.SEEDS)}, in order"]
+
+
+@pytest.mark.parametrize("name", ["run_009", "run_010", "run_011", "run_012", "run_013",
+                                  "run_020"])
+def test_each_keeps_its_trainings_and_is_spot_checked(name):
     files = runs.read_files(RUNS_DIR / name)
     assert any(path.startswith("logs/") for path in files)
     assert name in canonical.SPOT_CHECKED and name in canonical.SPOT_CHECK_SAYS

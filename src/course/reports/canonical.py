@@ -55,6 +55,7 @@ from course.reports import (
     evaluation,
     goodhart,
     kl,
+    learn,
     learn_family,
     learn_hack,
     learn_kl,
@@ -79,34 +80,61 @@ PINNED = {"run_019": scorer_v0.SCORER_VERSION}
 """Canonical runs measured by an earlier, frozen scorer version on purpose (the forensics run);
 every other canonical run is measured by the current version, `SCORER_VERSION`."""
 
-TINY_NOTE = ("Loop C on the tiny transformer from three pre-trained bases: the strict reward "
-             "(RLOO, GRPO) and answer_anywhere at beta 0, 0.1 and 0.3, six seeds on each base; "
-             "transfer to held-out prompts, pass@k and the prompts a base rarely solves, the "
-             "base decoded greedily and at a matched temperature, the exploit, entropy, and "
-             "the KL of the first steps.")
-"""run_021's note: its builder and its spot check both need it."""
-KL_NOTE = ("KL sweep on tokens: run_011's proxy training for four values of beta, ten seeds "
-           "each.")
-"""run_012's note."""
-FAMILY_NOTE = ("The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages on the token "
-               "policy, strict reward and hackable proxy, everything else fixed.")
-"""run_020's note."""
+NOTES = {
+    "run_009": "Loop C on tokens against Loop B at equal compute: strict reward, fresh samples, "
+               "pass@k before and after.",
+    "run_010": "Distribution shift on tokens: the proxy-trained policy on the frozen snapshot "
+               "versus its own fresh samples.",
+    "run_011": "Loop C on tokens with answer_anywhere as the reward: the hack the optimiser "
+               "assembles, strict only measured.",
+    "run_012": "KL sweep on tokens: run_011's proxy training for four values of beta, ten seeds "
+               "each.",
+    "run_013": "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed "
+               "per sample.",
+    "run_020": "The RLVR family side by side: RLOO, GRPO and Dr. GRPO advantages on the token "
+               "policy, strict reward and hackable proxy, everything else fixed.",
+    "run_021": "Loop C on the tiny transformer from three pre-trained bases: the strict reward "
+               "(RLOO, GRPO) and answer_anywhere at beta 0, 0.1 and 0.3, six seeds on each "
+               "base; transfer to held-out prompts, pass@k and the prompts a base rarely "
+               "solves, the base decoded greedily and at a matched temperature, the exploit, "
+               "entropy, and the KL of the first steps.",
+}
+"""The notes of the spot-checked runs (`SPOT_CHECKED`): their builders and their spot checks
+both need them."""
 
 SPOT_CHECKED: dict[str, Callable[[Path], list[str]]] = {
-    "run_012": lambda folder: learn_kl.spot_check(learn_kl.CONFIG, KL_NOTE, folder),
-    "run_020": lambda folder: learn_family.spot_check(learn_family.CONFIG, FAMILY_NOTE, folder),
-    "run_021": lambda folder: learn_tiny_build.spot_check(learn_tiny.CONFIG, TINY_NOTE, folder),
+    "run_009": lambda folder: learn.spot_check(learn_selection.CONFIG, NOTES["run_009"], folder,
+                                               learn_selection.measure, learn_selection.files),
+    "run_010": lambda folder: learn.spot_check(learn_hack.CONFIG, NOTES["run_010"], folder,
+                                               learn_hack.measure, learn_hack.shift_files),
+    "run_011": lambda folder: learn.spot_check(learn_hack.CONFIG, NOTES["run_011"], folder,
+                                               learn_hack.measure, learn_hack.files),
+    "run_012": lambda folder: learn_kl.spot_check(learn_kl.CONFIG, NOTES["run_012"], folder),
+    "run_013": lambda folder: learn.spot_check(learn_toy_tax.CONFIG, NOTES["run_013"], folder,
+                                               learn_toy_tax.measure, learn_toy_tax.files),
+    "run_020": lambda folder: learn_family.spot_check(learn_family.CONFIG, NOTES["run_020"],
+                                                    folder),
+    "run_021": lambda folder: learn_tiny_build.spot_check(learn_tiny.CONFIG, NOTES["run_021"],
+                                                        folder),
 }
 """Runs whose rebuild trains a model many times: `verify` runs their spot check instead, in
-seconds, and says so; `regenerate` rebuilds them whole. Each keeps its trainings' raw records
-(`logs/`), and its check makes every other file again from them (and checks the seal), then
-trains a few of them again and compares: run_012 (40 trainings, about 45 s on one core; its
-check trains seed 0 of each β, 5 s), run_020 (80 trainings, about 55 s; seed 0 of each arm),
-run_021 (the tiny transformer trained 91 times from three bases, about 3,050 CPU-seconds; the
-first steps of one arm, and the first base measured again)."""
+seconds, and says so; `regenerate` rebuilds them whole. Each keeps its raw records (`logs/`),
+and its check makes every other file again from them (and checks the seal), then trains a part
+again and compares: run_009, run_010 and run_011, run_013 (each repeated from ten seeds, 7 to
+15 s; their checks measure seed 0 again and read the other seeds' numbers from
+`logs/seeds.jsonl`, 1 to 2 s), run_012 (40 trainings, about 45 s on one core; its check
+trains seed 0 of each β, 5 s), run_020 (80 trainings, about 55 s; seed 0 of each arm), run_021
+(the tiny transformer trained 91 times from three bases, about 3,050 CPU-seconds; the first
+steps of one arm, and the first base measured again)."""
+OVER_SEEDS_SAYS = ("spot-checked: the seal, and every file made again from seed 0 measured "
+                   "again and the other seeds' saved numbers, match,")
 SPOT_CHECK_SAYS = {
+    "run_009": OVER_SEEDS_SAYS,
+    "run_010": OVER_SEEDS_SAYS,
+    "run_011": OVER_SEEDS_SAYS,
     "run_012": "spot-checked: the seal, every file made from the saved trainings, and seed 0 "
                "of each β trained again match,",
+    "run_013": OVER_SEEDS_SAYS,
     "run_020": "spot-checked: the seal, every file made from the saved trainings, and seed 0 "
                "of each arm trained again match,",
     "run_021": f"spot-checked: the seal, every file made from the saved logs, "
@@ -143,19 +171,15 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_008": lambda: goodhart.build_run(GoodhartConfig(), (
         "Goodhart toy: REINFORCE on the answer_anywhere proxy, the strict scorer only measured."),
         record_git=False),
-    "run_009": lambda: learn_selection.build_run(learn_selection.CONFIG, (
-        "Loop C on tokens against Loop B at equal compute: strict reward, fresh samples, "
-        "pass@k before and after."), record_git=False),
-    "run_010": lambda: learn_hack.build_shift_run(learn_hack.CONFIG, (
-        "Distribution shift on tokens: the proxy-trained policy on the frozen snapshot versus "
-        "its own fresh samples."), record_git=False),
-    "run_011": lambda: learn_hack.build_run(learn_hack.CONFIG, (
-        "Loop C on tokens with answer_anywhere as the reward: the hack the optimiser assembles, "
-        "strict only measured."), record_git=False),
-    "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, KL_NOTE, record_git=False),
-    "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, (
-        "The Toy Tax: the bandit of run_003 and the token policy, gap to the best closed per "
-        "sample."), record_git=False),
+    "run_009": lambda: learn_selection.build_run(learn_selection.CONFIG, NOTES["run_009"],
+                                                 record_git=False),
+    "run_010": lambda: learn_hack.build_shift_run(learn_hack.CONFIG, NOTES["run_010"],
+                                                  record_git=False),
+    "run_011": lambda: learn_hack.build_run(learn_hack.CONFIG, NOTES["run_011"],
+                                            record_git=False),
+    "run_012": lambda: learn_kl.build_run(learn_kl.CONFIG, NOTES["run_012"], record_git=False),
+    "run_013": lambda: learn_toy_tax.build_run(learn_toy_tax.CONFIG, NOTES["run_013"],
+                                               record_git=False),
     "run_014": lambda: _eval("holdout", ROLLOUTS / "holdout_v1.jsonl", "run_014", (
         f"Holdout: the {SCORER_VERSION} scorer on stand-in v1's rollouts of the 25 holdout "
         "problems, the first run to read the holdout.")),
@@ -172,9 +196,9 @@ CANONICAL: dict[str, Callable[[], runs.RunFiles]] = {
     "run_019": lambda: _eval("dev", ROLLOUTS / "frozen_v1.jsonl", "run_019", (
         "Forensics: run_001's rollouts scored by the earlier scorer strict-v0, kept with its "
         "bugs; read it beside run_001, never as a measurement."), scorer=PINNED["run_019"]),
-    "run_020": lambda: learn_family.build_run(learn_family.CONFIG, FAMILY_NOTE,
+    "run_020": lambda: learn_family.build_run(learn_family.CONFIG, NOTES["run_020"],
                                               record_git=False),
-    "run_021": lambda: learn_tiny_build.build_run(learn_tiny.CONFIG, TINY_NOTE,
+    "run_021": lambda: learn_tiny_build.build_run(learn_tiny.CONFIG, NOTES["run_021"],
                                                   record_git=False),
     "run_022": lambda: _eval("sums", SMOLLM / "sums_question_greedy.jsonl", "run_022", (
         "A real model: SmolLM2-135M-Instruct's greedy answers to the two-digit sums asked as "
@@ -318,13 +342,13 @@ def regenerate(name: str, root: Path = RUNS_DIR, force: bool = False) -> Path:
 
 TOGETHER = (("run_010", "run_011"),)
 """Runs built from the same trainings (`course.reports.learn_hack.measure` keeps them): each
-group is verified in one process, so that its trainings run once."""
+group is verified (or regenerated) in one process, so that its trainings run once."""
 MAX_JOBS = 32
 """`--jobs` at most: each process holds one canonical run in memory, and more processes than
 runs would wait idle."""
-SLOWEST = ("run_009", "run_010")
-"""Started first, so that the other runs fill the second process meanwhile (about 14 s and, with
-run_011, 15 s; the runs that train most are spot-checked in 3 to 7 s)."""
+SLOWEST = ("run_020", "run_012")
+"""Started first, so that the other runs fill the second process meanwhile: the longest checks
+(about 8 and 5 s; every other run is rebuilt or spot-checked in under 4 s)."""
 
 
 def committed_kind(name: str) -> str:

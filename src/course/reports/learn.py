@@ -10,12 +10,17 @@ learning curve, and a README. The canonical token runs (`reports.learn_selection
 One seed is one draw. Every canonical token run is therefore repeated from each seed of
 `SEEDS`: seed 0's run is saved in full (its samples, its curves), and every number a lesson
 quotes is also given as its median and range over all the seeds (`over_seeds`, `seeds_table`).
+Each seed's numbers are kept in the run (`SEEDS_LOG`), so that `course runs verify` can
+measure seed 0 again and make every file again from it and the log (`spot_check`) instead of
+training all ten seeds again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,9 +30,10 @@ from course.formatting import inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes, jsonl_bytes
 from course.learn import LearnConfig, StepLog, log_table, train
 from course.paths import display_path
+from course.progress import Tally
 from course.reports.png import figure_png, new_figure, plain, styled
 from course.rubrics import RUBRICS
-from course.runs import RunFiles, manifest
+from course.runs import RunFiles, diff_files, manifest, read_files, unsealed
 from course.scorer import score
 from course.token_policy import T_MAX, Rollouts
 
@@ -56,6 +62,61 @@ def over_seeds(per_seed: Sequence[Mapping[str, float]]) -> dict[str, Any]:
     with the seeds they came from."""
     return {"seeds": list(SEEDS[:len(per_seed)]),
             **{key: spread([row[key] for row in per_seed]) for key in per_seed[0]}}
+
+
+SEEDS_LOG = "logs/seeds.jsonl"
+"""In a run repeated over seeds: the numbers each seed gave, one line per seed of `SEEDS` in
+order (`{"seed": 3, ...}`, floats exactly as JSON writes them). The table over seeds is made
+from it."""
+
+
+def later_seeds(config: LearnConfig, numbers: Callable[[LearnConfig], dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """`numbers` of `config` run from each seed of `SEEDS` after the first, in order (each
+    counted on the status line of `course runs verify`, `Tally`)."""
+    return [numbers(replace(config, seed=seed))
+            for seed in Tally(len(SEEDS) - 1).counted(SEEDS[1:])]
+
+
+def seeds_log(per_seed: Sequence[Mapping[str, Any]]) -> bytes:
+    """`SEEDS_LOG`: one line per seed of `SEEDS`, `per_seed` in the same order."""
+    return jsonl_bytes([{"seed": seed, **numbers}
+                        for seed, numbers in zip(SEEDS, per_seed, strict=True)])
+
+
+def read_seeds_log(raw: bytes) -> list[dict[str, Any]]:
+    """The numbers of `SEEDS_LOG` for every seed after the first, as `later_seeds` returns
+    them; ValueError unless each line is an object and the seeds are `SEEDS` in order."""
+    rows = [json.loads(line) for line in raw.decode("utf-8").split("\n") if line]
+    if not all(isinstance(row, dict) for row in rows) or (
+            [row.get("seed") for row in rows] != list(SEEDS)):
+        raise ValueError(f"{SEEDS_LOG} must hold one object per seed of {list(SEEDS)}, in order")
+    return [{key: value for key, value in row.items() if key != "seed"} for row in rows[1:]]
+
+
+def build_over_seeds(config: LearnConfig, note: str, measure: Callable[[LearnConfig], Any],
+                     files: Callable[..., RunFiles],
+                     numbers: Callable[[LearnConfig], dict[str, Any]],
+                     record_git: bool) -> RunFiles:
+    """A run repeated over seeds: `files(config, note, m, later, record_git)` from seed 0's
+    measurement `m = measure(config)` and the later seeds' `numbers`."""
+    return files(config, note, measure(config), later_seeds(config, numbers), record_git)
+
+
+def spot_check(config: LearnConfig, note: str, folder: Path,
+               measure: Callable[[LearnConfig], Any], files: Callable[..., RunFiles]
+               ) -> list[str]:
+    """What `course runs verify` checks of a run repeated over seeds (`build_over_seeds`), in
+    seconds: every file made again from seed 0 measured again and the other seeds' numbers
+    read back from the committed `SEEDS_LOG`, compared byte for byte with `folder`'s, and the
+    seal. One line per difference."""
+    committed = read_files(folder)
+    try:
+        later = read_seeds_log(committed[SEEDS_LOG])
+        again = files(config, note, measure(config), later, False)
+    except (KeyError, ValueError, TypeError) as err:
+        return [f"{SEEDS_LOG} cannot be read back: {' '.join(str(err).split())}"]
+    return diff_files(committed, again) + unsealed(folder)
 
 
 def seeds_table(seeds: Mapping[str, Any], labels: Mapping[str, str], digits: int = 3

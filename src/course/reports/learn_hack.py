@@ -21,27 +21,28 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import cache
 from typing import Any
 
 import numpy as np
 
-from course import data
+from course import data, runs
 from course.data import Record
 from course.evaluation import evaluate
 from course.formatting import code_span, inline_code, markdown_table, prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, fresh_samples, rewards_of, train
-from course.progress import Tally
+from course.reports import learn
 from course.reports.learn import (
     SEEDS,
+    SEEDS_LOG,
     checkpoints,
     config_record,
     curve_png,
     over_seeds,
     run_manifest,
     saved_samples,
+    seeds_log,
     seeds_table,
     smoothed,
     train_log_bytes,
@@ -174,16 +175,18 @@ SEED_LABELS = {
 """The rows of run_011's table over seeds."""
 
 
-def with_seeds(config: LearnConfig, summary: dict[str, Any]) -> dict[str, Any]:
-    """`summary` (seed 0's) with `over_seeds` added: run_011's key numbers from every seed, and
-    each seed's most written exploit."""
-    later = Tally(len(SEEDS) - 1).counted(SEEDS[1:])
-    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in later)]
-    every = [summary, *others]
+def kept_numbers(summary: dict[str, Any]) -> dict[str, Any]:
+    """What run_011 keeps of one seed's run: its key numbers, and its most written exploit."""
+    found = summary["exploits_found"]
+    return {**key_numbers(summary), "top_exploit": found[0]["completion"] if found else None}
+
+
+def with_seeds(summary: dict[str, Any], every: list[dict[str, Any]]) -> dict[str, Any]:
+    """`summary` (seed 0's) with `over_seeds` added from `every` seed's `kept_numbers`: the key
+    numbers over seeds, and each seed's most written exploit."""
     return {**summary, "over_seeds": {
-        **over_seeds([key_numbers(x) for x in every]),
-        "top_exploit": [x["exploits_found"][0]["completion"] if x["exploits_found"] else None
-                        for x in every]}}
+        **over_seeds([{k: v for k, v in x.items() if k != "top_exploit"} for x in every]),
+        "top_exploit": [x["top_exploit"] for x in every]}}
 
 
 def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
@@ -226,25 +229,39 @@ def render_readme(config: LearnConfig, note: str, s: dict[str, Any]) -> str:
         "![proxy and strict over training](learning_curve.png)",
         "",
         "Files: `summary.json`, `learning_curve.png`, `train_log.txt`, `samples/`, "
-        "`manifest.json`.",
+        f"`{SEEDS_LOG}` (each seed's numbers), `manifest.json` (with the sha256 of every "
+        "file).",
         "",
     ])
 
 
-def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    m = measure(config)
-    summary = with_seeds(config, summarise(config, m))
+def files(config: LearnConfig, note: str, m: dict[str, Any], later: list[dict[str, Any]],
+          record_git: bool = False) -> RunFiles:
+    """run_011's folder: seed 0's measurement `m` in full, with `later` (the other seeds'
+    `kept_numbers`) over seeds and in `SEEDS_LOG`; the manifest seals every file."""
+    summary = summarise(config, m)
+    every = [kept_numbers(summary), *later]
+    summary = with_seeds(summary, every)
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES}
-    return {
+    return runs.sealed(run_manifest("learn_hack", note, record, config, m["fit"], record_git), {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
         "learning_curve.png": curve_png(m["logs"], config,
                                         f"Optimising {config.reward}, measuring strict"),
-        "manifest.json": json_bytes(run_manifest("learn_hack", note, record, config, m["fit"],
-                                                 record_git)),
         **saved_samples(m["problems"], m["saved"], config.reward),
+        SEEDS_LOG: seeds_log(every),
         "summary.json": json_bytes(summary),
         "train_log.txt": train_log_bytes(m["logs"]),
-    }
+    })
+
+
+def seed_numbers(config: LearnConfig) -> dict[str, Any]:
+    """run_011's `kept_numbers` of `config` trained from its seed."""
+    return kept_numbers(summarise(config, measure(config)))
+
+
+def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """run_011 from every seed (about 13 s on one core, shared with run_010), and its files."""
+    return learn.build_over_seeds(config, note, measure, files, seed_numbers, record_git)
 
 
 # -- run_010: the frozen snapshot versus fresh samples of the trained policy ----------------------
@@ -329,6 +346,9 @@ def render_shift_readme(note: str, s: dict[str, Any]) -> str:
         "",
         "![failure codes: snapshot vs fresh](distribution_shift.png)",
         "",
+        f"Files: `summary.json`, `distribution_shift.png`, `{SEEDS_LOG}` (each seed's numbers), "
+        "`manifest.json` (with the sha256 of every file).",
+        "",
     ])
 
 
@@ -348,17 +368,28 @@ def shift_numbers(s: dict[str, Any]) -> dict[str, float]:
             "share_never_in_snapshot": s["share_of_fresh_never_in_snapshot"]}
 
 
-def build_shift_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    m = measure(config)
+def shift_files(config: LearnConfig, note: str, m: dict[str, Any],
+                later: list[dict[str, Any]], record_git: bool = False) -> RunFiles:
+    """run_010's folder: seed 0's measurement `m` in full, with `later` (the other seeds'
+    `shift_numbers`) over seeds and in `SEEDS_LOG`; the manifest seals every file."""
     summary = summarise_shift(config, m)
-    seeds = Tally(len(SEEDS)).counted(SEEDS)
-    summary["over_seeds"] = over_seeds([shift_numbers(summarise_shift(c, measure(c))) for c in
-                                        (replace(config, seed=s) for s in seeds)])
+    every = [shift_numbers(summary), *later]
+    summary["over_seeds"] = over_seeds(every)
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES}
-    return {
+    return runs.sealed(run_manifest("learn_shift", note, record, config, m["fit"], record_git), {
         "README.md": render_shift_readme(note, summary).encode("utf-8"),
         "distribution_shift.png": shift_figure(summary),
-        "manifest.json": json_bytes(run_manifest("learn_shift", note, record, config, m["fit"],
-                                                 record_git)),
+        SEEDS_LOG: seeds_log(every),
         "summary.json": json_bytes(summary),
-    }
+    })
+
+
+def shift_seed_numbers(config: LearnConfig) -> dict[str, Any]:
+    """run_010's `shift_numbers` of `config` trained from its seed."""
+    return shift_numbers(summarise_shift(config, measure(config)))
+
+
+def build_shift_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """run_010 from every seed (the trainings of run_011), and its files."""
+    return learn.build_over_seeds(config, note, measure, shift_files, shift_seed_numbers,
+                                  record_git)

@@ -26,18 +26,21 @@ from typing import Any
 
 import numpy as np
 
+from course import runs
 from course.data import Record
 from course.formatting import prose_text, rounded
 from course.jsonfiles import json_bytes
 from course.learn import LearnConfig, correct_counts, fresh_samples, train, trained_prompts
-from course.progress import Tally
+from course.reports import learn
 from course.reports.learn import (
     SEEDS,
+    SEEDS_LOG,
     checkpoints,
     config_record,
     over_seeds,
     run_manifest,
     saved_samples,
+    seeds_log,
     seeds_table,
     train_log_bytes,
 )
@@ -272,25 +275,37 @@ def render_readme(config: LearnConfig, note: str, summary: dict[str, Any]) -> st
         "![learning vs selection](learn_vs_select.png)",
         "",
         "Files: `summary.json`, `learn_vs_select.png`, `train_log.txt`, `samples/`, "
-        "`manifest.json` (with how the reference policy was made).",
+        f"`{SEEDS_LOG}` (each seed's numbers), `manifest.json` (with how the reference policy "
+        "was made, and the sha256 of every file).",
         "",
     ]
     return "\n".join(lines)
 
 
-def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
-    m = measure(config)
+def files(config: LearnConfig, note: str, m: dict[str, Any], later: list[dict[str, Any]],
+          record_git: bool = False) -> RunFiles:
+    """The run folder: seed 0's measurement `m` in full, with `later` (the other seeds'
+    `key_numbers`) in the table over seeds and `SEEDS_LOG`; the manifest seals every file."""
     summary = summarise(config, m)
-    later = Tally(len(SEEDS) - 1).counted(SEEDS[1:])
-    others = [summarise(c, measure(c)) for c in (replace(config, seed=s) for s in later)]
-    summary["over_seeds"] = over_seeds([key_numbers(x) for x in (summary, *others)])
+    every = [key_numbers(summary), *later]
+    summary["over_seeds"] = over_seeds(every)
     record = {**config_record(config), "eval_samples": EVAL_SAMPLES, "k_max": K_MAX}
-    return {
+    return runs.sealed(run_manifest("learn_vs_select", note, record, config, m["fit"],
+                                    record_git), {
         "README.md": render_readme(config, note, summary).encode("utf-8"),
         "learn_vs_select.png": figure(config, summary),
-        "manifest.json": json_bytes(run_manifest("learn_vs_select", note, record, config,
-                                                 m["fit"], record_git)),
         **saved_samples(m["problems"], m["saved"], config.reward),
+        SEEDS_LOG: seeds_log(every),
         "summary.json": json_bytes(summary),
         "train_log.txt": train_log_bytes(m["logs"]),
-    }
+    })
+
+
+def seed_numbers(config: LearnConfig) -> dict[str, Any]:
+    """The key numbers of `config` measured from its seed."""
+    return key_numbers(summarise(config, measure(config)))
+
+
+def build_run(config: LearnConfig, note: str, *, record_git: bool = True) -> RunFiles:
+    """Measure from every seed (about 15 s on one core), and the run's files."""
+    return learn.build_over_seeds(config, note, measure, files, seed_numbers, record_git)
