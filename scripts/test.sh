@@ -5,7 +5,7 @@
 #   docs code blocks (incl. README), the strict site build (once: the site tests share it,
 #   tests/site/shared_site.py), the copy-paste test and the browser tests (Playwright driving
 #   Debian's chromium).
-# pytest runs in as many processes as the machine has cores (pytest-xdist), beside the one of
+# pytest runs in as many processes as the machine has cores (pytest-xdist), beside the two of
 # `course runs verify`; work-stealing keeps them busy to the end. One process more than the
 # cores starved the browsers: their waits poll while they wait, and the fresh-clone command
 # took 355 to 370 s against 336 s with one per core (benchmarks/bench_test_command.py, on
@@ -47,15 +47,13 @@ fi
 # The runs are rebuilt while the linters and pytest run: ruff and mypy use one core, pytest
 # spends much of its time waiting on the browser, so the work together finishes sooner than one
 # part after the other (measured on a fresh clone on 2 cores). Its report is printed after
-# pytest's; either failing fails the test command, and a lint failure stops it too. One process
-# (`--jobs 1`): the runs that train most are spot-checked, so the whole takes about 23
-# CPU-seconds, and a second process would only start its imports again beside pytest's.
+# pytest's; either failing fails the test command, and a lint failure stops it too.
 echo "test: course runs verify (alongside the rest; its report follows pytest's)"
 verify_log=$(mktemp)
 # `timeout`: a backstop for a hang, five times the longest it took on a busy machine (about
 # 550 s); pytest's own backstop is a time limit on every test (pyproject.toml).
 (
-  timeout --kill-after=30 3000 .venv/bin/course runs verify --jobs 1
+  timeout --kill-after=30 3000 .venv/bin/course runs verify
 ) >"$verify_log" 2>&1 &
 verify_pid=$!
 trap 'kill "$verify_pid" 2>/dev/null || true; rm -f "$verify_log"' EXIT

@@ -307,6 +307,13 @@ course runs verify
 """
 
 
+def test_the_test_script_runs_the_verification_the_pages_name() -> None:
+    """`course runs verify`, as the pages write it, is a line of scripts/test.sh: there it
+    runs once, beside pytest; written otherwise there (with `--jobs 1`, say), every page
+    naming it ran a whole verification of its own (one took 134 s and timed out)."""
+    assert "course runs verify" in commands_of_the_test_script()
+
+
 def test_the_collector_finds_blocks_and_spans_and_leaves_templates() -> None:
     found = collect("page.md", SAMPLE, {"course runs verify"})
     assert found.run == [
