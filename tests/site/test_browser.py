@@ -39,6 +39,7 @@ from sitebuild import (
     press as press_box,
 )
 from test_labs import lab_box_problems
+from test_try_it_progress import first_load_problems, near_miss_table_problems
 
 
 class Watch:
@@ -839,6 +840,59 @@ KEY_PAGES = ["", "lessons/m1-reinforce/", "runs/run_001/", "labs/lab_bandit/", "
 layout checks run on them in dark mode and on a phone too."""
 
 
+def run_kind(path: str) -> str | None:
+    """The kind a run page's run has (its manifest's `kind`), None for a page that is not a
+    run's: the canonical runs and the fixtures' both get a page."""
+    match = re.fullmatch(r"runs/(run_[^/]+)/", path)
+    if match is None:
+        return None
+    folder = next(folder for folder in (REPO / "runs" / match[1], FIXTURE_RUNS / match[1])
+                  if folder.is_dir())
+    return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["kind"]
+
+
+SAMPLED = {"reference/api/": (".md-content article > .doc-module", 10)}
+"""Pages made of one template many times over, and what axe checks of them: the API
+reference is 80 modules' worth of mkdocstrings' markup (1.6 MB; axe took 9.6 of the pass's
+CPU-seconds there, as long as 8 lessons), so axe checks its prose and every tenth module,
+one of each floor (`mark_sample`)."""
+SAMPLE = "data-course-axe-sample"
+"""The attribute `mark_sample` puts on what axe checks of a SAMPLED page."""
+
+
+def axe_scope(pages: list[str], path: str) -> str | None:
+    """What axe checks on `path` in the light pass: the whole page on a key page, its content
+    (CONTENT) on any other, what `mark_sample` marks on a SAMPLED page; on a run page
+    whose kind an earlier run page has, nothing. One template per kind makes a run page
+    (course_site.run_pages) and the frame is the same everywhere, so seven eval runs show axe
+    the same markup seven times, with other numbers (9 of 28 run pages, 6 CPU-seconds); each
+    still gets every other check."""
+    if path in KEY_PAGES:
+        return "html"
+    if path in SAMPLED:
+        return f"[{SAMPLE}]"
+    kind = run_kind(path)
+    if kind is not None and any(run_kind(other) == kind for other in pages[:pages.index(path)]):
+        return None
+    return CONTENT
+
+
+def mark_sample(page, path: str) -> int:
+    """On a SAMPLED page, mark with SAMPLE what axe checks: every child of the content's
+    article but the parts of the template, and one part in `step`; returns how many parts
+    were marked."""
+    selector, step = SAMPLED[path]
+    return page.evaluate("""([selector, step, mark]) => {
+      const parts = [...document.querySelectorAll(selector)];
+      const article = parts[0].parentElement;
+      [...article.children].filter(child => !parts.includes(child))
+        .forEach(child => child.setAttribute(mark, ''));
+      const kept = parts.filter((part, i) => i % step === 0);
+      kept.forEach(part => part.setAttribute(mark, ''));
+      return kept.length;
+    }""", [selector, step, SAMPLE])
+
+
 def test_the_site_has_what_the_passes_measure(built_site: Build):
     """Guards the passes below against measuring nothing: they check each page's figures and
     diagrams against the count in its HTML, so the HTML must hold the course's."""
@@ -858,23 +912,28 @@ def test_every_page_is_clean_offline_rendered_and_accessible(new_tabs, built_sit
                                                              site_url, part: int):
     """Every page, loaded once at the desktop width in the light scheme: no console error, no
     failed or off-host request, every diagram and formula rendered (`check_page`); axe-core
-    finds no serious or critical violation in its content (on a key page, in the whole page:
-    CONTENT); wide content scrolls, reachable by keyboard and with a visible hint; table cells
-    keep words whole; copy buttons cover nothing; a block's printed output fits the column; a
-    run page is no wider than its column outside its folded raw material (LAYOUT_PROBLEMS);
-    every figure is readable (`figure_problems`) and every diagram too (`diagram_problems`); a
+    finds no serious or critical violation in its content (on a key page, in the whole page;
+    on run pages, once per kind of run; on the API reference, a sample: `axe_scope`); wide
+    content scrolls, reachable by keyboard and with a visible hint; table cells keep words
+    whole; copy buttons cover nothing; a block's printed output fits the column; a run page
+    is no wider than its column outside its folded raw material (LAYOUT_PROBLEMS); every
+    figure is readable (`figure_problems`) and every diagram too (`diagram_problems`); a
     lab's boxes hold their columns (`lab_box_problems`).
     Dark mode and the phone: the next two tests."""
     site = built_site.site
     assert len(site_pages(site)) >= 6
     page, watch = for_a_pass(new_tabs()).open()
     report = []
-    for path in site_pages(site)[part::PARTS]:
+    pages = site_pages(site)
+    for path in pages[part::PARTS]:
         open_page(page, site_url + path)
         page.evaluate(UNFOLD)
         problems = check_page(page, site, path)
         assert not watch.dialogs, (path, watch.dialogs)
-        problems += axe_problems(page, "html" if path in KEY_PAGES else CONTENT)
+        if path in SAMPLED:
+            assert mark_sample(page, path) >= 4, path
+        if (scope := axe_scope(pages, path)) is not None:
+            problems += axe_problems(page, scope)
         problems += layout_problems(page) + watch.problems
         watch.problems.clear()
         if figures_in(site, path):
@@ -1135,8 +1194,10 @@ def fits(element) -> bool:
 
 def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, built_site: Build):
     """M4 has both kinds of scorer box. Python loads only on the first press, from the site
-    itself; the verdict is `course score`'s explanation of `score()`; every near miss and every
-    golden case gets, in the page, the reward and code `score()` gives here; an Edit button
+    itself, its status line naming each stage (`first_load_problems`); the verdict is `course
+    score`'s explanation of `score()`; the near-miss table fits on a desktop and scrolls on a
+    phone (`near_miss_table_problems`); every near miss and every golden case gets, in the
+    page, the reward and code `score()` gives here; an Edit button
     (pressed with the keyboard) puts its near miss in the box; axe still finds nothing. Then
     every other page a teacher placed a scorer or golden box on (the exercise boxes: the next
     test), reached by a link as a student moves on, so Python loaded on M4 serves them: each
@@ -1152,7 +1213,7 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     assert pyodide_requests(page) == 0                       # nothing loaded with the page
     box = page.locator(".try-it[data-kind=scorer]").first
     assert box.locator("textarea").input_value() == "Final: 0323"
-    press(page, box, "score")
+    assert first_load_problems(page, box, built_site) == []
     assert pyodide_requests(page) >= 4                       # ... until the first press
     assert box.locator(".try-it-version").inner_text() == f"scorer {SCORER_VERSION}"
     verdict = score({"expected_answer": 323}, "Final: 0323")
@@ -1161,6 +1222,7 @@ def test_every_scorer_and_golden_box_shows_what_score_decides(tab, site_url, bui
     assert fits(box.locator(".try-it-verdict"))
 
     press(page, box, "near-misses")
+    assert near_miss_table_problems(page, box) == []
     completions = {case: completion for case, completion, *_ in SPEC_DECISIONS
                    if isinstance(completion, str)}
     rows = table_rows(box)
