@@ -16,10 +16,11 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_site.print_edition import CHROMIUM as CHROMIUM  # the tests' browser as the print's
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 MKDOCS = Path(sys.executable).with_name("mkdocs")
-CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run",
                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
