@@ -71,6 +71,16 @@ prompts."""
 TEACHER_MARK = 'class="course-teacher-edition"'
 """What every page of the teacher edition holds (overrides/main.html), and no student page."""
 
+NO_SEARCH_WORKER = """(() => {
+  const Real = window.Worker;
+  window.Worker = function (url, options) {
+    if (!String(url).includes('/workers/search.')) return new Real(url, options);
+    return {postMessage() {}, addEventListener() {}, removeEventListener() {}, terminate() {}};
+  };
+})();"""
+"""A script run before each page's own: Material's search worker is never started, so the
+site's search index (1.5 MB) is not indexed at every page load, 0.44 CPU-seconds a page (71
+against 37 CPU-seconds for 77 pages, measured on 2 cores); paper has no search box to use."""
 READY = """() => {
   if (document.readyState !== 'complete' || !window.courseShadowRoot) return false;
   const typeset = [...document.querySelectorAll('.arithmatex')]
@@ -343,6 +353,7 @@ def print_book(site: Path, sheets: list[Sheet], title: str, subtitle: str,
     (one is launched when none is given); `progress(done, total, sheet)` is told each page."""
     with served(site) as address, _browser(browser) as launched:
         tab = launched.new_page()
+        tab.add_init_script(NO_SEARCH_WORKER)
         try:
             printed = []
             for number, sheet in enumerate(sheets, start=1):

@@ -41,6 +41,8 @@ from sitebuild import (
 from test_labs import lab_box_problems
 from test_try_it_progress import first_load_problems, near_miss_table_problems
 
+from course_site.print_edition import NO_SEARCH_WORKER
+
 
 class Watch:
     """Everything that went wrong in one browser page, as readable lines."""
@@ -61,11 +63,15 @@ class Tabs:
     cache off, and every page load then fetched and compiled the site's scripts again (half
     as much CPU again per page)."""
 
-    def __init__(self, browser, **options) -> None:
-        """`options` go to Playwright's new_context (viewport, color_scheme, ...)."""
+    def __init__(self, browser, search: bool = False, **options) -> None:
+        """`options` go to Playwright's new_context (viewport, color_scheme, ...). Material's
+        search worker is started only when `search` is true (the search tests): elsewhere
+        NO_SEARCH_WORKER spares each page load the indexing of the whole site."""
         options.setdefault("viewport", {"width": 1280, "height": 900})
         self.context = browser.new_context(**options)
         self.context.set_default_timeout(WAIT_MS)
+        if not search:
+            self.context.add_init_script(NO_SEARCH_WORKER)
         self.watches: dict = {}
         self.unattributed = Watch()   # requests no page can be blamed for (a worker's, say)
         self.context.on("request", self._request)
@@ -128,6 +134,12 @@ def tabs(new_tabs) -> Tabs:
 def tab(tabs: Tabs) -> tuple:
     """One checked page and its `Watch`."""
     return tabs.open()
+
+
+@pytest.fixture
+def searching_tab(new_tabs) -> tuple:
+    """One checked page and its `Watch`, with Material's search working."""
+    return new_tabs(search=True).open()
 
 
 def open_page(page, url: str) -> None:
@@ -369,10 +381,10 @@ FIRST_RESULT = {
 }
 
 
-def test_search_finds_the_lesson_that_teaches_a_term_first(tab, site_url):
+def test_search_finds_the_lesson_that_teaches_a_term_first(searching_tab, site_url):
     """site_hooks/search_index.py: lessons before maps, labs and rules, which come before the
     references, the API and the run pages. One page, the box cleared between the terms."""
-    page, watch = tab
+    page, watch = searching_tab
     open_page(page, site_url)
     wrong = []
     for query, expected in FIRST_RESULT.items():
@@ -385,12 +397,12 @@ def test_search_finds_the_lesson_that_teaches_a_term_first(tab, site_url):
     assert watch.problems == []
 
 
-def test_search_finds_the_answer_format_and_shows_maths_as_text(tab, site_url):
+def test_search_finds_the_answer_format_and_shows_maths_as_text(searching_tab, site_url):
     """One page, the box emptied between queries. The course's central string: the reader
     types `<` and `>`, the index holds `&lt;` and `&gt;`; the separator in mkdocs.yml cuts both
     down to the word `int`. The index keeps the maths of a page as text, not as TeX
     (course_site/search_index.py): the previews shown first for three queries read as text."""
-    page, watch = tab
+    page, watch = searching_tab
     open_page(page, site_url)
     for query in ("Final: <int>", "<int>"):
         results = all_search_results(page, query)
@@ -416,8 +428,8 @@ def test_search_finds_the_answer_format_and_shows_maths_as_text(tab, site_url):
     assert watch.problems == []
 
 
-def test_a_completion_with_a_script_tag_is_shown_as_text(tab, site_url):
-    page, watch = tab
+def test_a_completion_with_a_script_tag_is_shown_as_text(searching_tab, site_url):
+    page, watch = searching_tab
     open_page(page, site_url + "runs/run_fixture/")
     page.locator("details.course-raw summary", has_text="results.jsonl").click()  # unfold
     shown = page.get_by_text("<script>alert(1)</script>", exact=True)
@@ -702,23 +714,13 @@ FIGURE_EXEMPT_RUNS = {path.name for path in FIXTURE_RUNS.iterdir()}
 """The test fixtures' run folders: their PNGs are stand-ins, not drawn by `figure_png`."""
 
 
-NO_SEARCH_WORKER = """(() => {
-  const Real = window.Worker;
-  window.Worker = function (url, options) {
-    if (!String(url).includes('/workers/search.')) return new Real(url, options);
-    return {postMessage() {}, addEventListener() {}, removeEventListener() {}, terminate() {}};
-  };
-})();"""
-"""For a pass only: Material's search worker is never started, so the site's search index (a
-megabyte) is not fetched and indexed at every page load, a third of a CPU-second each time
-(the search tests load the real one)."""
+
 
 
 def for_a_pass(tabs: Tabs) -> Tabs:
     """`tabs` made ready for a pass over many pages: their diagrams can be measured (shadow
-    roots are opened, OPEN_SHADOW_ROOTS) and no page starts a search (NO_SEARCH_WORKER)."""
+    roots are opened, OPEN_SHADOW_ROOTS)."""
     tabs.context.add_init_script(OPEN_SHADOW_ROOTS)
-    tabs.context.add_init_script(NO_SEARCH_WORKER)
     return tabs
 
 
