@@ -110,10 +110,9 @@ def spot_check(config: LearnConfig, note: str, folder: Path,
     seconds: every file made again from seed 0 measured again and the other seeds' numbers
     read back from the committed `SEEDS_LOG`, compared byte for byte with `folder`'s, and the
     seal. One line per difference."""
-    committed = read_files(folder)
+    committed, measured = read_files(folder), measure(config)
     try:
-        later = read_seeds_log(committed[SEEDS_LOG])
-        again = files(config, note, measure(config), later, False)
+        again = files(config, note, measured, read_seeds_log(committed[SEEDS_LOG]), False)
     except (KeyError, ValueError, TypeError) as err:
         return [f"{SEEDS_LOG} cannot be read back: {' '.join(str(err).split())}"]
     return diff_files(committed, again) + unsealed(folder)
