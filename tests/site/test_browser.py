@@ -714,9 +714,6 @@ FIGURE_EXEMPT_RUNS = {path.name for path in FIXTURE_RUNS.iterdir()}
 """The test fixtures' run folders: their PNGs are stand-ins, not drawn by `figure_png`."""
 
 
-
-
-
 def for_a_pass(tabs: Tabs) -> Tabs:
     """`tabs` made ready for a pass over many pages: their diagrams can be measured (shadow
     roots are opened, OPEN_SHADOW_ROOTS)."""
@@ -842,6 +839,7 @@ KEY_PAGES = ["", "lessons/m1-reinforce/", "runs/run_001/", "labs/lab_bandit/", "
 layout checks run on them in dark mode and on a phone too."""
 
 
+@functools.cache
 def run_kind(path: str) -> str | None:
     """The kind a run page's run has (its manifest's `kind`), None for a page that is not a
     run's: the canonical runs and the fixtures' both get a page."""
@@ -867,16 +865,25 @@ def axe_scope(pages: list[str], path: str) -> str | None:
     (CONTENT) on any other, what `mark_sample` marks on a SAMPLED page; on a run page
     whose kind an earlier run page has, nothing. One template per kind makes a run page
     (course_site.run_pages) and the frame is the same everywhere, so seven eval runs show axe
-    the same markup seven times, with other numbers (9 of 28 run pages, 6 CPU-seconds); each
+    the same markup seven times, with other numbers (10 of 28 run pages, about 6 CPU-seconds); each
     still gets every other check."""
     if path in KEY_PAGES:
         return "html"
     if path in SAMPLED:
         return f"[{SAMPLE}]"
-    kind = run_kind(path)
-    if kind is not None and any(run_kind(other) == kind for other in pages[:pages.index(path)]):
+    if run_kind(path) is not None and path not in first_run_pages(tuple(pages)):
         return None
     return CONTENT
+
+
+@functools.cache
+def first_run_pages(pages: tuple[str, ...]) -> frozenset[str]:
+    """The first run page of each kind of run, in the order of `pages`."""
+    firsts: dict[str, str] = {}
+    for path in pages:
+        if (kind := run_kind(path)) is not None:
+            firsts.setdefault(kind, path)
+    return frozenset(firsts.values())
 
 
 def mark_sample(page, path: str) -> int:
